@@ -1,0 +1,1 @@
+"""Bundled data folders (models/, hcp_profiles/, plugins/) mapped into the package."""

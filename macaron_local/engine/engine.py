@@ -1,0 +1,428 @@
+"""The Mixture-of-LoRA engine: one base model, many LoRA adapters, one active per request.
+
+Owns the llama.cpp model, the adapters, the single context and its KV slots, and the worker
+thread that runs every llama.cpp call. The base is loaded once (mmap); adapters are attached
+without reloading anything; each request names one adapter (or none) and a KV slot, and reuses
+that slot's longest matching prefix. Streams tokens, honours stop strings, sampling settings and
+validated GBNF grammars, cancels between tokens, and raises instead of truncating.
+
+Must not: know about turns, profiles or the store (hops call it with prompts).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from macaron_local.engine import _lcpp
+from macaron_local.engine.gguf_model import ModelInfo, inspect_model
+from macaron_local.engine.grammar import validate_gbnf
+from macaron_local.engine.lora_io import check_lora, read_lora
+from macaron_local.engine.slots import Slot, SlotTable
+from macaron_local.engine.tokenizer import Vocab
+from macaron_local.engine.types import GREEDY, AdapterInfo, Completion, Sampling
+from macaron_local.engine.worker import BACKGROUND, INTERACTIVE, Job, Stream, Worker
+from macaron_local.errors import (
+    AdapterFormatError,
+    AdapterMismatchError,
+    CancelledError,
+    ContextOverflowError,
+    DecodeError,
+    ModelLoadError,
+    UnknownAdapterError,
+)
+
+__all__ = ["BACKGROUND", "INTERACTIVE", "Engine", "EngineConfig"]
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Resources for one engine. ``n_ctx`` is the KV pool shared by all slots and the longest
+    prompt + answer one request may use."""
+
+    n_ctx: int = 4096
+    n_batch: int = 512
+    n_seq_max: int = 8
+    n_threads: int = 0  # 0 = all cores
+    n_gpu_layers: int = 0
+    flash_attn: bool | None = None
+    kv_f32: bool = False
+
+    def context_params(self) -> _lcpp.ContextParams:
+        threads = self.n_threads or max(1, os.cpu_count() or 1)
+        return _lcpp.ContextParams(
+            n_ctx=self.n_ctx, n_batch=self.n_batch, n_seq_max=self.n_seq_max,
+            n_threads=threads, flash_attn=self.flash_attn, kv_f32=self.kv_f32,
+        )
+
+
+class Engine:
+    """Owner of llama.cpp. Thread-safe: every call is executed on the engine's worker thread."""
+
+    def __init__(self, model_path: Path | str, config: EngineConfig | None = None,
+                 *, base_sha256: str | None = None) -> None:
+        self.config = config or EngineConfig()
+        self.info: ModelInfo = inspect_model(model_path)
+        self.base_sha256 = base_sha256
+        self._adapters: dict[str, tuple[AdapterInfo, object]] = {}
+        self.adapter_errors: dict[str, Exception] = {}
+        self._active: object = None
+        self._worker = Worker()
+        try:
+            self._worker.call(self._load)
+        except BaseException:
+            self._worker.close()
+            raise
+
+    # --- lifetime ------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        path = str(self.info.path)
+        self._model = _lcpp.load_model(path, n_gpu_layers=self.config.n_gpu_layers)
+        if not self._model:
+            raise ModelLoadError(f"llama.cpp could not load {self.info.path.name}", path=path)
+        self._ctx = _lcpp.new_context(self._model, self.config.context_params())
+        if not self._ctx:
+            _lcpp.free_model(self._model)
+            raise ModelLoadError(
+                f"llama.cpp could not create a context of {self.config.n_ctx} tokens", path=path
+            )
+        self.vocab = Vocab(self._model, self.info.chat_template)
+        self.n_ctx = _lcpp.context_size(self._ctx)
+        self._batch = _lcpp.Batch(self.config.n_batch)
+        self._slots = SlotTable(self.config.n_seq_max, lambda seq: _lcpp.seq_remove(self._ctx, seq))
+
+    def close(self) -> None:
+        """Free everything (idempotent)."""
+        if getattr(self, "_ctx", None) is None:
+            self._worker.close()
+            return
+
+        def free() -> None:
+            self._batch.free()
+            _lcpp.free_context(self._ctx)
+            _lcpp.free_model(self._model)  # also frees the adapters
+            self._ctx = None
+
+        self._worker.call(free)
+        self._worker.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- adapters ------------------------------------------------------------------------
+
+    @property
+    def adapters(self) -> dict[str, AdapterInfo]:
+        return {name: info for name, (info, _) in self._adapters.items()}
+
+    def load_adapter(self, name: str, path: Path | str, *, scale: float = 1.0,
+                     base_sha256: str | None = None) -> AdapterInfo:
+        """Check and attach a GGUF LoRA under ``name``; a bad file raises and changes nothing."""
+        lora = read_lora(path)
+        check_lora(lora, self.info.linear_shapes(), self.info.arch,
+                   base_sha256 or self.base_sha256)
+        info = AdapterInfo(name=name, path=Path(path), rank=lora.rank, alpha=lora.alpha,
+                           targets=tuple(lora.targets), scale=scale,
+                           base_sha256=lora.base_sha256)
+
+        def attach() -> AdapterInfo:
+            handle = _lcpp.load_adapter(self._model, str(path))
+            if not handle:
+                raise AdapterFormatError(f"llama.cpp refused the adapter {Path(path).name}",
+                                         name=name, path=path)
+            if name in self._adapters:
+                self._drop_adapter(name)
+            self._adapters[name] = (info, handle)
+            self.adapter_errors.pop(name, None)
+            return info
+
+        return self._worker.call(attach)
+
+    def load_adapters(self, paths: dict[str, Path], **kw: object) -> dict[str, Exception]:
+        """Load several adapters; a bad one is reported in the result and the rest still load."""
+        for name, p in paths.items():
+            try:
+                self.load_adapter(name, p, **kw)  # type: ignore[arg-type]
+            except (AdapterFormatError, AdapterMismatchError) as exc:
+                exc.name = name
+                self.adapter_errors[name] = exc
+        return dict(self.adapter_errors)
+
+    def unload_adapter(self, name: str) -> None:
+        self._worker.call(lambda: self._drop_adapter(self._require(name) and name))
+
+    def _drop_adapter(self, name: str) -> None:
+        _, handle = self._adapters.pop(name)
+        self._slots.forget_adapter(name)
+        if self._active is handle:
+            _lcpp.set_adapter(self._ctx, None)
+            self._active = None
+        _lcpp.free_adapter(handle)
+
+    def _require(self, name: str | None) -> object:
+        if name is None:
+            return None
+        if name not in self._adapters:
+            err = self.adapter_errors.get(name)
+            detail = f" (it failed to load: {err})" if err else ""
+            raise UnknownAdapterError(
+                f"no adapter named {name!r} is loaded{detail}; loaded: "
+                f"{', '.join(sorted(self._adapters)) or 'none'}", name=name)
+        return self._adapters[name][1]
+
+    def _activate(self, name: str | None) -> None:
+        handle = self._require(name)
+        if handle is not self._active:
+            scale = self._adapters[name][0].scale if name else 1.0
+            _lcpp.set_adapter(self._ctx, handle, scale)
+            self._active = handle
+
+    # --- text ----------------------------------------------------------------------------
+
+    def tokenize(self, text: str) -> list[int]:
+        return self.vocab.tokenize(text)
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        return self.vocab.detokenize(tokens)
+
+    def render_chat(self, messages: Sequence[dict[str, str]], *, add_generation_prompt: bool = True) -> str:
+        return self.vocab.render_chat(messages, add_generation_prompt=add_generation_prompt)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenize(text))
+
+    # --- requests ------------------------------------------------------------------------
+
+    def generate(
+        self,
+        prompt: str | Sequence[int],
+        *,
+        adapter: str | None = None,
+        slot: str | None = None,
+        max_tokens: int = 256,
+        sampling: Sampling = GREEDY,
+        stop: Sequence[str] = (),
+        grammar: str | None = None,
+        priority: int = INTERACTIVE,
+        capture_logits: bool = False,
+        on_token: Callable[[int], None] | None = None,
+    ) -> Stream:
+        """Start a request; the returned :class:`Stream` yields text and ends with a Completion.
+
+        ``slot`` names the KV slot (default: the adapter's own) whose prefix is reused. Raises
+        before anything runs if the adapter is unknown, the grammar invalid, or the prompt plus
+        ``max_tokens`` does not fit the context.
+        """
+        tokens = self.tokenize(prompt) if isinstance(prompt, str) else list(prompt)
+        self._require(adapter)
+        need = len(tokens) + max_tokens
+        if not tokens or need > self.n_ctx:
+            raise ContextOverflowError(
+                f"the prompt ({len(tokens)} tokens) plus the answer budget ({max_tokens}) needs "
+                f"{need} tokens; the context holds {self.n_ctx}",
+                n_tokens=need, limit=self.n_ctx,
+                hint="shorten the input or raise resources.n_ctx in the profile")
+        if grammar is not None:
+            validate_gbnf(grammar, vocab=self.vocab)
+        key = slot or f"adapter:{adapter}"
+        req = _Request(tokens, adapter, key, max_tokens, sampling, tuple(stop), grammar,
+                       capture_logits, on_token)
+        return self._worker.submit(lambda stream: self._run(req, stream), priority)
+
+    def complete(self, prompt: str | Sequence[int], **kw: object) -> Completion:
+        """Run a request to the end and return its :class:`Completion`."""
+        return self.generate(prompt, **kw).result()  # type: ignore[arg-type]
+
+    def eval_logits(self, tokens: Sequence[int], *, adapter: str | None = None,
+                    all_positions: bool = False) -> np.ndarray:
+        """Logits for ``tokens`` from scratch (no cache): the last row, or every row."""
+
+        def run() -> np.ndarray:
+            self._activate(adapter)
+            slot = self._slots.get("__scratch__", adapter)
+            self._slots._wipe(slot)
+            rows = []
+            for start in range(0, len(tokens), self.config.n_batch):
+                chunk = list(tokens[start:start + self.config.n_batch])
+                if all_positions:
+                    self._batch.fill_all_logits(chunk, start, slot.seq)
+                else:
+                    last = start + len(chunk) >= len(tokens)
+                    self._batch.fill(chunk, start, slot.seq, logits_last=last)
+                self._decode(slot)
+                slot.tokens.extend(chunk)
+                n = len(chunk) if all_positions else 1
+                rows += [_lcpp.logits(self._ctx, i if all_positions else -1, self.vocab.n_vocab)
+                         for i in range(n)]
+            self._slots._wipe(slot)
+            return np.stack(rows) if all_positions else rows[-1]
+
+        return self._worker.call(run)
+
+    def slots(self) -> dict[str, tuple[str | None, int]]:
+        return self._worker.call(self._slots.snapshot)
+
+    def reset(self) -> None:
+        """Drop every slot's KV (the next request of each slot evaluates its whole prompt)."""
+        self._worker.call(self._slots.clear)
+
+    # --- the token loop (worker thread) -----------------------------------------------------
+
+    def _run(self, req: _Request, stream: Stream) -> Job:
+        started = time.perf_counter()
+        out = Completion(n_prompt=len(req.tokens), queue_s=started - stream.submitted)
+        self._activate(req.adapter)
+        slot = self._slots.get(req.key, req.adapter)
+        out.n_reused, out.n_evaluated = self._feed(slot, req.tokens)
+        out.prompt_s = time.perf_counter() - started
+        chain = self._sampler(req)
+        try:
+            yield from self._loop(req, stream, slot, chain, out)
+        finally:
+            _lcpp.free_sampler(chain)
+        out.total_s = time.perf_counter() - stream.submitted
+        return out
+
+    def _loop(self, req: _Request, stream: Stream, slot: Slot, chain: object,
+              out: Completion) -> Job:
+        text = _StopText(req.stop, self.vocab.decoder())
+        context = list(req.tokens)
+        while True:
+            if stream.cancelled:
+                out.finish_reason = "cancelled"
+                break
+            if req.capture_logits:
+                out.step_logits.append(_lcpp.logits(self._ctx, -1, self.vocab.n_vocab))
+            token = _lcpp.sample(chain, self._ctx, -1)
+            if not out.tokens:
+                out.ttft_s = time.perf_counter() - stream.submitted
+            if self.vocab.is_eog(token):
+                out.finish_reason = "eog"
+                break
+            out.tokens.append(token)
+            if req.on_token:
+                req.on_token(token)
+            piece, stopped = text.push(self.vocab.piece(token))
+            if piece:
+                stream._put_text(piece)
+            if stopped:
+                out.finish_reason = "stop"
+                break
+            if len(out.tokens) >= req.max_tokens:
+                out.finish_reason = "length"
+                break
+            context.append(token)
+            yield
+            self._activate(req.adapter)  # a parked job may resume after another adapter ran
+            self._feed(slot, context)
+        tail = text.flush(out.finish_reason == "stop")
+        if tail:
+            stream._put_text(tail)
+        out.text = text.text
+        if out.finish_reason == "cancelled":
+            raise CancelledError("the request was cancelled")
+        return None
+
+    def _sampler(self, req: _Request) -> object:
+        grammar = None
+        if req.grammar is not None:
+            grammar = _lcpp.grammar_sampler(self.vocab.raw, req.grammar)
+        s = req.sampling
+        return _lcpp.sampler_chain(temperature=s.temperature, top_k=s.top_k, top_p=s.top_p,
+                                   min_p=s.min_p, repeat_penalty=s.repeat_penalty, seed=s.seed,
+                                   grammar=grammar)
+
+    def _feed(self, slot: Slot, tokens: list[int]) -> tuple[int, int]:
+        """Make ``slot`` hold ``tokens`` with logits for the last one; returns (reused, evaluated)."""
+        keep = _common_prefix(slot.tokens, tokens)
+        keep = min(keep, len(tokens) - 1)  # the last token is always evaluated for its logits
+        if keep < len(slot.tokens):
+            if not _lcpp.seq_remove(self._ctx, slot.seq, keep, -1):
+                _lcpp.seq_remove(self._ctx, slot.seq, 0, -1)
+                keep = 0
+            del slot.tokens[keep:]
+        todo = tokens[keep:]
+        for start in range(0, len(todo), self.config.n_batch):
+            chunk = todo[start:start + self.config.n_batch]
+            last = start + len(chunk) >= len(todo)
+            self._batch.fill(chunk, len(slot.tokens), slot.seq, logits_last=last)
+            self._decode(slot)
+            slot.tokens.extend(chunk)
+        return keep, len(todo)
+
+    def _decode(self, slot: Slot) -> None:
+        while True:
+            rc = _lcpp.decode(self._ctx, self._batch)
+            if rc == 0:
+                return
+            if rc == 1 and self._slots.evict_lru(keep=slot):
+                continue  # the pool was full: another slot's KV was dropped; retry
+            raise DecodeError(f"llama_decode failed with code {rc}")
+
+
+@dataclass(frozen=True)
+class _Request:
+    tokens: list[int]
+    adapter: str | None
+    key: str
+    max_tokens: int
+    sampling: Sampling
+    stop: tuple[str, ...]
+    grammar: str | None
+    capture_logits: bool
+    on_token: Callable[[int], None] | None
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+class _StopText:
+    """Accumulates decoded text, holding back what could still become a stop string."""
+
+    def __init__(self, stops: Sequence[str], decoder) -> None:  # noqa: ANN001
+        self.stops = [s for s in stops if s]
+        self.decoder = decoder
+        self.text = ""
+        self.sent = 0
+
+    def push(self, piece: bytes) -> tuple[str, bool]:
+        self.text += self.decoder.decode(piece)
+        for s in self.stops:
+            at = self.text.find(s, max(0, self.sent - len(s)))
+            if at >= 0:
+                self.text = self.text[:at]
+                return self._emit(len(self.text)), True
+        hold = max((_overlap(self.text, s) for s in self.stops), default=0)
+        return self._emit(len(self.text) - hold), False
+
+    def _emit(self, upto: int) -> str:
+        upto = max(upto, self.sent)
+        piece, self.sent = self.text[self.sent:upto], upto
+        return piece
+
+    def flush(self, stopped: bool) -> str:
+        if not stopped:
+            self.text += self.decoder.decode(b"", final=True)
+        return self._emit(len(self.text))
+
+
+def _overlap(text: str, stop: str) -> int:
+    """Length of the longest suffix of ``text`` that is a proper prefix of ``stop``."""
+    for n in range(min(len(text), len(stop) - 1), 0, -1):
+        if text.endswith(stop[:n]):
+            return n
+    return 0

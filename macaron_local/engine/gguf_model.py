@@ -1,0 +1,97 @@
+"""Inspect a GGUF base model file before llama.cpp sees it.
+
+Owns the checks that turn a bad model file into a named error (missing, not GGUF, truncated,
+not a model) and the facts other parts need without loading weights: architecture, context
+length, tensor shapes (for adapter checks), chat template. Does not touch llama.cpp.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from macaron_local.errors import ModelFormatError, ModelNotFoundError
+
+GGUF_MAGIC = b"GGUF"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the engine and the refine pipeline need to know about a base model file."""
+
+    path: Path
+    arch: str
+    context_length: int
+    n_layer: int
+    chat_template: str | None
+    tensor_shapes: dict[str, tuple[int, ...]]  # numpy order: (out, in) for matrices
+
+    def linear_shapes(self) -> dict[str, tuple[int, int]]:
+        """The 2-D weight tensors a LoRA may target, name -> (out, in)."""
+        return {
+            n: (s[0], s[1])
+            for n, s in self.tensor_shapes.items()
+            if len(s) == 2 and n.startswith("blk.") and n.endswith(".weight")
+        }
+
+
+def inspect_model(path: Path | str) -> ModelInfo:
+    """Read and check the header of a GGUF model; raise a named error for a bad file."""
+    path = Path(path)
+    return _inspect(path.resolve(), path.stat().st_mtime_ns if path.exists() else 0)
+
+
+@lru_cache(maxsize=8)
+def _inspect(path: Path, _mtime: int) -> ModelInfo:
+    import gguf
+
+    if not path.is_file():
+        raise ModelNotFoundError(f"model file not found: {path}", path=path)
+    with path.open("rb") as fh:
+        magic = fh.read(4)
+    if magic != GGUF_MAGIC:
+        raise ModelFormatError(
+            f"{path.name} is not a GGUF file (starts with {magic!r}, expected b'GGUF')", path=path
+        )
+    try:
+        reader = gguf.GGUFReader(str(path))
+    except Exception as exc:
+        raise ModelFormatError(f"{path.name} is truncated or corrupt ({exc})", path=path) from exc
+    size = path.stat().st_size
+    end = max((int(t.data_offset) + int(t.n_bytes) for t in reader.tensors), default=0)
+    if end > size:
+        raise ModelFormatError(
+            f"{path.name} is truncated: tensors need {end} bytes, the file has {size}", path=path
+        )
+    fields = {name: field_value(f) for name, f in reader.fields.items()}
+    if fields.get("general.type") not in (None, "model"):
+        raise ModelFormatError(
+            f"{path.name} is a {fields.get('general.type')!r} file, not a model", path=path
+        )
+    arch = str(fields.get("general.architecture") or "")
+    if not arch:
+        raise ModelFormatError(f"{path.name} has no general.architecture", path=path)
+    return ModelInfo(
+        path=path,
+        arch=arch,
+        context_length=int(fields.get(f"{arch}.context_length") or 0),
+        n_layer=int(fields.get(f"{arch}.block_count") or 0),
+        chat_template=fields.get("tokenizer.chat_template"),  # type: ignore[arg-type]
+        tensor_shapes={
+            t.name: tuple(int(x) for x in reversed(t.shape.tolist())) for t in reader.tensors
+        },
+    )
+
+
+def field_value(f: object) -> object:
+    """Decode a scalar or string GGUF metadata field (arrays come back as None)."""
+    import gguf
+
+    types = getattr(f, "types", [])
+    if not types or types[0] == gguf.GGUFValueType.ARRAY:
+        return None
+    part = f.parts[f.data[0]]  # type: ignore[attr-defined]
+    if types[0] == gguf.GGUFValueType.STRING:
+        return bytes(part).decode("utf-8", errors="replace")
+    return part.tolist()[0]

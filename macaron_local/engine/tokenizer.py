@@ -1,0 +1,108 @@
+"""Tokens and chat prompts exactly as the serving side makes them.
+
+Owns tokenization, incremental detokenization and rendering of chat messages with the model's
+own chat template (the Jinja template in the GGUF, rendered the way llama-cpp-python's
+``create_chat_completion`` does). The refine pipeline uses the same :class:`Tokenizer` so that
+training sees exactly the tokens serving will produce. Loading a tokenizer reads only the
+vocabulary (no weights).
+"""
+
+from __future__ import annotations
+
+import codecs
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from macaron_local.engine import _lcpp
+from macaron_local.engine.gguf_model import inspect_model
+from macaron_local.errors import ModelLoadError
+
+Message = Mapping[str, str]
+
+
+class Vocab:
+    """Tokenize / detokenize / chat-render over a loaded llama.cpp model pointer."""
+
+    def __init__(self, model, template: str | None) -> None:  # noqa: ANN001
+        self._voc = _lcpp.vocab(model)
+        self.n_vocab = _lcpp.n_vocab(self._voc)
+        self._template = _compile(template) if template else None
+        self.bos_text = _lcpp.model_meta(model, "tokenizer.ggml.bos_token_id")
+        self._piece_cache: dict[int, bytes] = {}
+
+    @property
+    def raw(self):  # noqa: ANN201 - llama_vocab pointer, for grammar samplers
+        return self._voc
+
+    def tokenize(self, text: str, *, add_special: bool = False, parse_special: bool = True) -> list[int]:
+        return _lcpp.tokenize(self._voc, text, add_special=add_special, parse_special=parse_special)
+
+    def piece(self, token: int) -> bytes:
+        got = self._piece_cache.get(token)
+        if got is None:
+            got = self._piece_cache[token] = _lcpp.token_bytes(self._voc, token)
+        return got
+
+    def detokenize(self, tokens: Iterable[int]) -> str:
+        return b"".join(self.piece(t) for t in tokens).decode("utf-8", errors="replace")
+
+    def decoder(self) -> codecs.IncrementalDecoder:
+        """A UTF-8 decoder for streaming: feed :meth:`piece` bytes, get whole characters."""
+        return codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def is_eog(self, token: int) -> bool:
+        return _lcpp.is_eog(self._voc, token)
+
+    def render_chat(self, messages: Sequence[Message], *, add_generation_prompt: bool = True) -> str:
+        """Render ``messages`` with the model's chat template (ChatML fallback if it has none)."""
+        msgs = [dict(m) for m in messages]
+        if self._template is None:
+            body = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in msgs)
+            return body + ("<|im_start|>assistant\n" if add_generation_prompt else "")
+        return self._template.render(
+            messages=msgs, add_generation_prompt=add_generation_prompt, bos_token="", eos_token=""
+        )
+
+    def count(self, text: str) -> int:
+        return len(self.tokenize(text))
+
+
+@lru_cache(maxsize=4)
+def _compile(template: str):  # noqa: ANN202
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    return env.from_string(template)
+
+
+class Tokenizer(Vocab):
+    """A vocabulary-only load of a GGUF model: tokenizing without weights (fast, small)."""
+
+    def __init__(self, model_path: Path | str) -> None:
+        info = inspect_model(model_path)
+        model = _lcpp.load_model(str(info.path), vocab_only=True)
+        if model is None:
+            raise ModelLoadError(f"llama.cpp could not read the vocabulary of {info.path.name}",
+                                 path=info.path)
+        self._model = model
+        super().__init__(model, info.chat_template)
+
+
+_shared_lock = threading.Lock()
+
+
+@lru_cache(maxsize=4)
+def _shared(path: str) -> Tokenizer:
+    return Tokenizer(path)
+
+
+def shared_tokenizer(model_path: Path | str | None = None) -> Tokenizer:
+    """One cached vocabulary-only tokenizer per model file (default: the embedded base)."""
+    if model_path is None:
+        from macaron_local.models import embedded_model_file
+
+        model_path = embedded_model_file()
+    with _shared_lock:
+        return _shared(str(Path(model_path).resolve()))

@@ -1,0 +1,57 @@
+"""The canonical form of a profile: its JSON, its content hash, its TOML dump, drift warnings.
+
+The hash is what every turn and every training run records. It is computed from the validated
+model (defaults filled in, allowlists sorted), never from the file's text, so key order,
+whitespace, comments and ``extends`` layering do not change it, and load -> dump -> load keeps
+it. Must not read files or the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any
+
+import tomli_w
+
+if TYPE_CHECKING:
+    from macaron_local.hcp.schema import Profile
+
+
+def canonical_data(profile: Profile) -> dict[str, Any]:
+    """The profile as plain JSON data (absent optional values omitted)."""
+    return profile.model_dump(mode="json", exclude_none=True)
+
+
+def canonical_json(profile: Profile) -> str:
+    """Sorted keys, no insignificant whitespace, UTF-8 kept as is."""
+    return json.dumps(
+        canonical_data(profile), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+
+
+def content_hash(profile: Profile) -> str:
+    """sha256 (hex) of :func:`canonical_json`."""
+    return hashlib.sha256(canonical_json(profile).encode("utf-8")).hexdigest()
+
+
+def dump_toml(profile: Profile) -> str:
+    """The resolved profile as a standalone TOML document (loading it gives the same hash)."""
+    return tomli_w.dumps(canonical_data(profile), multiline_strings=True)
+
+
+def drift_warning(
+    trained_under: str | None, profile: Profile, *, label: str | None = None
+) -> str | None:
+    """A warning when an adapter revision was trained under another contract than the served one.
+
+    ``trained_under`` is the profile hash recorded with the adapter revision (None: unknown, for
+    instance base weights only). Returns None when there is nothing to say.
+    """
+    if not trained_under or trained_under == profile.content_hash:
+        return None
+    who = f"the {label} adapter revision" if label else "an adapter revision"
+    return (
+        f"contract drift: {who} was trained under profile hash {trained_under}, "
+        f"but it is being served under profile {profile.id!r} with hash {profile.content_hash}"
+    )

@@ -1,0 +1,362 @@
+"""The HCP profile schema: pydantic models for one resolved harness contract.
+
+Owns the shape of a profile (every section, its types, defaults and limits), the consistency
+checks that need nothing but the profile itself (label sets, fallback, allowlist keys), and the
+accessors the turn pipeline calls (``system_prompt``, ``router_prompt``, ``sampling_for``,
+``content_hash``). It must not read files, look up model manifests or touch llama.cpp: that is
+the loader's job (``loader.py`` / ``checks.py``).
+
+Scalars are strict (a TOML string is never coerced into a number or a bool) so a typo in a type
+is reported, not silently converted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    Strict,
+    field_validator,
+    model_validator,
+)
+
+from macaron_local.errors import ContractError
+
+SCHEMA_VERSION = 1
+DEFAULT_LABELS = ("L0", "L1", "L2", "L3")
+DEFAULT_GRAMMAR = 'root ::= "L0" | "L1" | "L2" | "L3"'
+NAME_RE = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+LABEL_RE = r"^[A-Za-z][A-Za-z0-9_-]{0,31}$"
+REVISION_RE = r"^(none|bundled|[0-9a-f]{64})$"
+
+Str = Annotated[str, Strict()]
+Int = Annotated[int, Strict()]
+Bool = Annotated[bool, Strict()]
+Float = Annotated[float, Strict()]  # strict floats still accept TOML integers
+Label = Annotated[str, Strict(), Field(pattern=LABEL_RE)]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+
+class ProfileMeta(_Frozen):
+    """``[profile]``: who this contract is."""
+
+    id: Annotated[str, Strict(), Field(pattern=NAME_RE)]
+    version: Annotated[str, Strict(), Field(min_length=1, max_length=64)]
+    description: Str = ""
+
+
+class BaseRef(_Frozen):
+    """``[base]``: the frozen base model, by manifest id (``macaron models list``)."""
+
+    model: Annotated[str, Strict(), Field(min_length=1)]
+
+
+class AdapterRef(_Frozen):
+    """``[adapters.<label>]``: which LoRA revision serves a label.
+
+    ``revision`` is ``"none"`` (base weights only), ``"bundled"`` (the base manifest's adapter
+    for this label) or the 64-hex sha256 of an adapter revision in the lineage store.
+    """
+
+    revision: Annotated[str, Strict(), Field(pattern=REVISION_RE)]
+    role: Annotated[str, Strict(), Field(min_length=1)]
+    description: Str = ""
+
+
+class Router(_Frozen):
+    """``[router]``: the route hop run by L0 under a grammar."""
+
+    labels: tuple[Label, ...] = DEFAULT_LABELS
+    descriptions: dict[str, Str]
+    system_prompt: Annotated[str, Strict(), Field(min_length=1)]
+    grammar: Annotated[str, Strict(), Field(min_length=1)] = DEFAULT_GRAMMAR
+    decode_budget: Annotated[int, Strict(), Field(ge=1, le=256)] = 24
+    fallback: Str = "L0"
+
+
+class Summary(_Frozen):
+    """``[summary]``: the after-answer hop that writes the turn's summary."""
+
+    max_tokens: Annotated[int, Strict(), Field(ge=16, le=2048)] = 192
+    prompt: Annotated[str, Strict(), Field(min_length=1)]
+
+
+class Memory(_Frozen):
+    """``[memory]``: what each specialist's view holds and what happens when it overflows."""
+
+    own_turns: Literal["verbatim", "summary"] = "verbatim"
+    other_turns: Literal["summary", "omit"] = "summary"
+    compaction: Literal["summarize-oldest", "drop-oldest"] = "summarize-oldest"
+    keep_recent_turns: Annotated[int, Strict(), Field(ge=0, le=64)] = 2
+    answer_reserve: Annotated[int, Strict(), Field(ge=0)] = 512
+
+
+class PromptSpec(_Frozen):
+    """``[prompts.<label>]``: a specialist's system prompt and its skills."""
+
+    system: Annotated[str, Strict(), Field(min_length=1)]
+    skills: tuple[Str, ...] = ()
+
+
+class Tools(_Frozen):
+    """``[tools]``: how tool calls are written and which tools each label may see."""
+
+    format: Literal["repl-fence"] = "repl-fence"
+    allow: dict[str, tuple[Annotated[str, Strict(), Field(min_length=1)], ...]] = {}
+
+    @field_validator("allow")
+    @classmethod
+    def _normalise(cls, value: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        # order and duplicates of glob patterns carry no meaning: normalise for the hash
+        return {label: tuple(sorted(set(pats))) for label, pats in value.items()}
+
+
+class ReplLimits(_Frozen):
+    """``[repl.limits]``: per-execution ceilings for model-written code."""
+
+    cpu_seconds: Annotated[float, Strict(), Field(gt=0, le=3600)] = 10.0
+    wall_seconds: Annotated[float, Strict(), Field(gt=0, le=3600)] = 30.0
+    memory_mb: Annotated[int, Strict(), Field(ge=16, le=65536)] = 512
+    output_chars: Annotated[int, Strict(), Field(ge=256, le=1_000_000)] = 8000
+
+
+class Repl(_Frozen):
+    """``[repl]``: what code written by L1 may touch."""
+
+    filesystem: Literal["none", "workspace", "home"] = "workspace"
+    network: Bool = False
+    subprocess: Bool = False
+    limits: ReplLimits = ReplLimits()
+
+
+class SamplingParams(_Frozen):
+    """Sampling settings; in an override, an absent field inherits the default."""
+
+    temperature: Annotated[float, Strict(), Field(ge=0, le=5)] | None = None
+    top_p: Annotated[float, Strict(), Field(gt=0, le=1)] | None = None
+    top_k: Annotated[int, Strict(), Field(ge=0)] | None = None
+    min_p: Annotated[float, Strict(), Field(ge=0, le=1)] | None = None
+    repeat_penalty: Annotated[float, Strict(), Field(gt=0, le=5)] | None = None
+    seed: Annotated[int, Strict(), Field(ge=0, lt=2**32)] | None = None
+    max_tokens: Annotated[int, Strict(), Field(ge=1)] | None = None
+
+
+class Sampling(_Frozen):
+    """``[sampling]``: ``[sampling.defaults]`` plus ``[sampling.overrides.<label>]``."""
+
+    defaults: SamplingParams = SamplingParams(
+        temperature=0.2, top_p=0.9, top_k=40, min_p=0.05, repeat_penalty=1.1, max_tokens=512
+    )
+    overrides: dict[str, SamplingParams] = {}
+
+
+class Resources(_Frozen):
+    """``[resources]``: what llama.cpp gets on this machine."""
+
+    n_ctx: Annotated[int, Strict(), Field(ge=256, le=1 << 20)] = 4096
+    threads: Annotated[int, Strict(), Field(ge=0, le=1024)] = 0
+    n_gpu_layers: Annotated[int, Strict(), Field(ge=-1)] = 0
+    offload: Bool = False
+
+
+class HeavyRules(_Frozen):
+    """``[remote.heavy]``: which turns count as heavy and go to the remote server."""
+
+    labels: tuple[Label, ...] = ()
+    view_exceeds_local_ctx: Bool = True
+    long_answer_tokens: Annotated[int, Strict(), Field(ge=1)] | None = None
+    local_model_missing: Bool = True
+
+
+class Remote(_Frozen):
+    """``[remote]``: the optional Venti server (OpenAI-compatible) for heavy turns."""
+
+    enabled: Bool = False
+    endpoint: Annotated[str, Strict(), Field(pattern=r"^(https?://\S+)?$")] = ""
+    endpoint_env: Annotated[str, Strict(), Field(pattern=r"^([A-Z_][A-Z0-9_]*)?$")] = ""
+    served_model: Str = "Macaron-V1-Venti"
+    heavy: HeavyRules = HeavyRules()
+    connect_timeout_s: Annotated[float, Strict(), Field(gt=0, le=600)] = 5.0
+    read_timeout_s: Annotated[float, Strict(), Field(gt=0, le=3600)] = 120.0
+
+    def resolved_endpoint(self, environ: Mapping[str, str]) -> str | None:
+        """The URL to call: the profile's ``endpoint``, else the ``endpoint_env`` variable."""
+        if not self.enabled:
+            return None
+        if self.endpoint:
+            return self.endpoint
+        value = environ.get(self.endpoint_env, "") if self.endpoint_env else ""
+        return value or None
+
+
+class Experience(_Frozen):
+    """``[experience]``: local, opt-in logging of turns for the refine loop."""
+
+    opt_in: Bool = False
+    retention_days: Annotated[int, Strict(), Field(ge=0, le=3650)] = 30
+
+
+class Profile(_Frozen):
+    """One resolved, validated harness contract. Frozen: changing it means loading another."""
+
+    schema_version: Literal[1] = SCHEMA_VERSION
+    extends: Annotated[str, Strict(), Field(pattern=NAME_RE)] | None = None
+    profile: ProfileMeta
+    base: BaseRef
+    adapters: dict[str, AdapterRef]
+    router: Router
+    summary: Summary
+    memory: Memory = Memory()
+    prompts: dict[str, PromptSpec]
+    tools: Tools = Tools()
+    repl: Repl = Repl()
+    sampling: Sampling = Sampling()
+    resources: Resources = Resources()
+    remote: Remote = Remote()
+    experience: Experience = Experience()
+
+    _source: Path | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Profile:
+        check_labels(self)
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        # equal content is equal profiles, wherever each was loaded from
+        if not isinstance(other, Profile):
+            return NotImplemented
+        return self.content_hash == other.content_hash
+
+    def __hash__(self) -> int:
+        return hash(self.content_hash)
+
+    @property
+    def id(self) -> str:
+        return self.profile.id
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.router.labels
+
+    @property
+    def source(self) -> Path | None:
+        """The file this profile was loaded from (None when built in memory)."""
+        return self._source
+
+    @cached_property
+    def content_hash(self) -> str:
+        """sha256 of the canonical JSON of this profile (see ``canonical.py``)."""
+        from macaron_local.hcp.canonical import content_hash
+
+        return content_hash(self)
+
+    def system_prompt(self, label: str, tools: Mapping[str, str] | None = None) -> str:
+        """The answer-hop system prompt of ``label``: its prompt, then its skills."""
+        spec = self._prompt(label)
+        text = fill(spec.system, labels=self._label_lines(), tools=tool_lines(tools))
+        if spec.skills:
+            text += "\n\nSkills:\n" + "\n".join(f"- {skill}" for skill in spec.skills)
+        return text
+
+    def router_prompt(self, tools: Mapping[str, str] | None = None) -> str:
+        """The route-hop system prompt with ``{labels}`` and ``{tools}`` filled in."""
+        return fill(self.router.system_prompt, labels=self._label_lines(), tools=tool_lines(tools))
+
+    def sampling_for(self, label: str) -> SamplingParams:
+        """The defaults merged with ``label``'s override (override fields win when set)."""
+        self._prompt(label)
+        override = self.sampling.overrides.get(label)
+        if override is None:
+            return self.sampling.defaults
+        update = override.model_dump(exclude_none=True)
+        return self.sampling.defaults.model_copy(update=update)
+
+    def tool_patterns(self, label: str) -> tuple[str, ...]:
+        """Glob patterns of the tool names ``label`` may see (empty: no tools)."""
+        self._prompt(label)
+        return self.tools.allow.get(label, ())
+
+    def _prompt(self, label: str) -> PromptSpec:
+        if label not in self.prompts:
+            raise ContractError(
+                f"profile {self.id!r} has no label {label!r} (labels: {', '.join(self.labels)})",
+                path=self._source,
+                where="router.labels",
+            )
+        return self.prompts[label]
+
+    def _label_lines(self) -> str:
+        return "\n".join(f"{lb} = {self.router.descriptions[lb]}" for lb in self.labels)
+
+
+def tool_lines(tools: Mapping[str, str] | None) -> str:
+    """One ``name: description`` line per tool, or ``(none)``."""
+    if not tools:
+        return "(none)"
+    return "\n".join(f"- {name}: {desc}" for name, desc in sorted(tools.items()))
+
+
+def fill(template: str, *, labels: str, tools: str) -> str:
+    """Replace the two placeholders; other braces (code samples) are left alone."""
+    return template.replace("{labels}", labels).replace("{tools}", tools)
+
+
+def check_labels(p: Profile) -> None:
+    """The label sets of router, adapters, prompts and descriptions must agree."""
+    labels = p.router.labels
+    if not labels:
+        raise ContractError("router.labels is empty", where="router.labels")
+    dupes = sorted({lb for lb in labels if labels.count(lb) > 1})
+    if dupes:
+        raise ContractError(f"duplicate labels: {', '.join(dupes)}", where="router.labels")
+    want = set(labels)
+    for section, keys in (
+        ("adapters", p.adapters),
+        ("prompts", p.prompts),
+        ("router.descriptions", p.router.descriptions),
+    ):
+        _same_labels(section, set(keys), want)
+    for section, keys in (
+        ("tools.allow", p.tools.allow),
+        ("sampling.overrides", p.sampling.overrides),
+        ("remote.heavy.labels", p.remote.heavy.labels),
+    ):
+        extra = sorted(set(keys) - want)
+        if extra:
+            raise ContractError(
+                f"unknown label(s) {', '.join(extra)}; router.labels is {', '.join(labels)}",
+                where=f"{section}.{extra[0]}" if section != "remote.heavy.labels" else section,
+            )
+    if p.router.fallback not in want:
+        raise ContractError(
+            f"fallback label {p.router.fallback!r} is not one of {', '.join(labels)}",
+            where="router.fallback",
+        )
+    if p.remote.enabled and not (p.remote.endpoint or p.remote.endpoint_env):
+        raise ContractError(
+            "remote is enabled but neither endpoint nor endpoint_env is set", where="remote"
+        )
+
+
+def _same_labels(section: str, got: set[str], want: set[str]) -> None:
+    missing, extra = sorted(want - got), sorted(got - want)
+    if extra:
+        raise ContractError(
+            f"unknown label(s) {', '.join(extra)} (router.labels: {', '.join(sorted(want))})",
+            where=f"{section}.{extra[0]}",
+        )
+    if missing:
+        raise ContractError(
+            f"label(s) {', '.join(missing)} from router.labels missing here", where=section
+        )

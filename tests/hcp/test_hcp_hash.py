@@ -1,0 +1,66 @@
+"""The canonical content hash: stable across layout, round-trips through TOML, and drift warnings."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import tomli_w
+
+from macaron_local.hcp import canonical_json, drift_warning, dump_toml, load_profile
+
+
+def _shuffled(value, rng: random.Random):
+    if isinstance(value, dict):
+        items = list(value.items())
+        rng.shuffle(items)
+        return {k: _shuffled(v, rng) for k, v in items}
+    return value
+
+
+def test_round_trip_keeps_the_hash(write_file) -> None:
+    for name in ("tall-local", "tall-gpu", "hybrid"):
+        profile = load_profile(name)
+        again = load_profile(write_file(f"{name}-dump.toml", dump_toml(profile)))
+        assert again.content_hash == profile.content_hash
+        assert again == profile
+
+
+def test_hash_is_stable_across_key_order_and_whitespace(write_file, bundled_doc) -> None:
+    doc = bundled_doc()
+    reference = load_profile(write_file("a.toml", doc)).content_hash
+    assert reference == load_profile("tall-local").content_hash
+    for seed in range(3):
+        text = tomli_w.dumps(_shuffled(doc, random.Random(seed)), indent=8)
+        spaced = "\n\n# a comment\n" + text.replace(" = ", "   =   ").replace("\n[", "\n\n\n[")
+        assert load_profile(write_file(f"s{seed}.toml", spaced)).content_hash == reference
+
+
+def test_defaults_and_pattern_order_do_not_change_the_hash(write_file, bundled_doc) -> None:
+    doc = bundled_doc()
+    doc["router"]["decode_budget"] = 24  # the default, spelled out
+    doc["tools"]["allow"]["L1"] = ["*", "*"]  # duplicates carry no meaning
+    assert load_profile(write_file("a.toml", doc)).content_hash == load_profile("tall-local").content_hash
+
+
+def test_any_real_change_changes_the_hash(write_file, bundled_doc) -> None:
+    doc = bundled_doc()
+    doc["prompts"]["L2"]["skills"].append("Write tests first.")
+    assert load_profile(write_file("a.toml", doc)).content_hash != load_profile("tall-local").content_hash
+
+
+def test_canonical_json_is_sorted_and_compact() -> None:
+    text = canonical_json(load_profile("tall-local"))
+    data = json.loads(text)
+    assert list(data) == sorted(data)
+    assert text == json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def test_drift_warning_names_both_hashes(write_file, bundled_doc) -> None:
+    profile = load_profile("tall-local")
+    assert drift_warning(profile.content_hash, profile) is None
+    assert drift_warning(None, profile) is None
+    other = load_profile("hybrid").content_hash
+    warning = drift_warning(other, profile, label="L2")
+    assert warning is not None
+    assert other in warning and profile.content_hash in warning and "L2" in warning
