@@ -71,3 +71,13 @@ def ask(text: tuple[str, ...], as_json: bool) -> None:
             "prompt": done.n_prompt, "completion": done.n_generated}}))
     else:
         click.echo()
+
+
+def _mount() -> None:
+    """Attach the command groups each capability owns (imported here, not at their import)."""
+    from macaron_local.hcp.cli import hcp
+
+    main.add_command(hcp)
+
+
+_mount()

@@ -21,6 +21,7 @@ from macaron_local import paths
 from macaron_local.errors import ContractError, ModelFormatError, ModelNotFoundError
 
 EMBEDDED_ID = "smollm2-135m-instruct-q4_1"
+UNPUBLISHED = "unpublished"  # a manifest value for facts not published yet
 
 
 class _Frozen(BaseModel):
@@ -141,6 +142,10 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
 
 def verify(path: Path, expected_sha256: str, expected_size: int | None = None) -> None:
     """Check a file's size and sha256; the result is cached per (path, size, mtime)."""
+    if expected_sha256 == UNPUBLISHED:
+        raise ModelNotFoundError(
+            f"the weights for {path.name} are not published yet, so they cannot be verified",
+            path=path, hint="use the embedded default profile (tall-local) until they are")
     if not path.is_file():
         raise ModelNotFoundError(f"model file not found: {path}", path=path)
     st = path.stat()

@@ -176,7 +176,7 @@ def zero_lora(base_shapes: Mapping[str, tuple[int, int]], targets: list[str], ra
     out = {}
     for t in targets:
         out_f, in_f = base_shapes[t]
-        a = rng.standard_normal((rank, in_f)).astype(np.float32) / np.sqrt(in_f)
+        a = (rng.standard_normal((rank, in_f)) / np.sqrt(in_f)).astype(np.float32)
         b = (rng.standard_normal((out_f, rank)) * scale).astype(np.float32)
         out[t] = (a, b)
     return out

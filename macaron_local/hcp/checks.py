@@ -82,7 +82,12 @@ def check_grammar(profile: Profile) -> None:
             f"the route grammar cannot produce label(s) {', '.join(missing)}",
             where="router.grammar",
         )
-    problem = _gbnf_problem(grammar)
+    try:
+        problem = _gbnf_problem(grammar)
+    except (MacaronError, ImportError) as exc:  # no llama.cpp or no vocabulary to check against
+        raise ContractError(
+            f"cannot check the route grammar: {exc}", where="router.grammar"
+        ) from exc
     if problem is not None:
         raise ContractError(f"invalid route grammar: {problem}", where="router.grammar")
 

@@ -55,7 +55,8 @@ def validate(profiles: tuple[str, ...]) -> None:
             profile = load_profile(ref)
         except MacaronError as exc:
             failed += 1
-            click.echo(f"FAIL  {ref}: {exc}", err=True)
+            where = "" if getattr(exc, "path", None) else f"{ref}: "
+            click.echo(f"FAIL  {where}{exc}", err=True)
             continue
         click.echo(f"ok    {profile.id}  {profile.content_hash}  {profile.source}")
     if failed:

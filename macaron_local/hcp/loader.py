@@ -208,6 +208,7 @@ def _validate(doc: dict[str, Any], path: Path) -> Profile:
             "profiles in the profile folders are named after their id",
             path=path,
             where="profile.id",
+            hint=f'set id = "{path.stem}" under [profile]',
         )
     return profile
 

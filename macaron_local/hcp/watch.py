@@ -5,8 +5,9 @@ folder, and the folder of an explicit path), and reloading on a worker thread. T
 thread only enqueues paths. The worker reloads the whole profile (so an edit to a profile it
 ``extends`` counts too); a reload that fails keeps the previous profile and reports the
 :class:`ContractError` through ``on_error``. Callbacks run on the worker thread: a UI must hop to
-its own thread (Textual: ``call_from_thread``). Must not: touch the UI or decide approvals
-itself (pass ``check``, e.g. ``lambda p: check_approved(db, p)``).
+its own thread (Textual: ``call_from_thread``). The optional ``check`` (e.g. the approval gate)
+runs there too, so it must open its own store connection: store connections are per thread.
+Must not: touch the UI or decide approvals itself.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ import queue
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 
 from macaron_local import paths
-from macaron_local.errors import MacaronError
+from macaron_local.errors import ContractError, MacaronError
 from macaron_local.hcp.loader import bundled_dir, load_profile, user_dir
 from macaron_local.hcp.schema import Profile
 
@@ -66,7 +69,7 @@ class ProfileWatcher:
         self._queue: queue.Queue[object] = queue.Queue()
         self._current: Profile | None = None
         self._failing = False
-        self._observer: Observer | None = None  # type: ignore[valid-type]
+        self._observer: BaseObserver | None = None
         self._worker: threading.Thread | None = None
 
     @property
@@ -143,8 +146,11 @@ class ProfileWatcher:
         try:
             new = self._load()
         except MacaronError as exc:
-            self._failing = True
-            self._call(self._on_error, exc)
+            self._fail(exc)
+            return
+        except Exception as exc:  # a bug in a check must not kill the thread or the profile
+            log.exception("profile reload failed")
+            self._fail(ContractError(f"could not reload: {type(exc).__name__}: {exc}"))
             return
         old, was_failing = self._current, self._failing
         self._failing = False
@@ -153,8 +159,12 @@ class ProfileWatcher:
         self._current = new
         self._call(self._on_change, new)
 
+    def _fail(self, exc: MacaronError) -> None:
+        self._failing = True
+        self._call(self._on_error, exc)
+
     @staticmethod
-    def _call(callback: Callable[[object], None] | Callable[..., None], arg: object) -> None:
+    def _call(callback: Callable[[Any], None], arg: object) -> None:
         try:
             callback(arg)
         except Exception:  # a broken callback must not kill the reload thread

@@ -108,7 +108,11 @@ class SearchHit(_Frozen):
 
 
 class RecoveryReport(_Frozen):
-    """What ``recover`` found and did at start."""
+    """What ``recover`` found and did at start.
+
+    ``removed_turns`` are turns whose session or parent was gone (their summaries and tool calls
+    went with them); ``removed_summaries`` / ``removed_tool_calls`` count the other orphans.
+    """
 
     integrity: str
     removed_turns: int = 0

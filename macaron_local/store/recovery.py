@@ -74,11 +74,18 @@ def _fix_heads(db: sqlite_utils.Database, had_head: set[str]) -> int:
     return fixed
 
 
-def _resync_fts(db: sqlite_utils.Database) -> tuple[str, ...]:
+def _resync_fts(db: sqlite_utils.Database, against_content: bool) -> tuple[str, ...]:
+    """Check each FTS index and rebuild the broken ones.
+
+    ``against_content`` (rank = 1) also compares the index with the rows it indexes, which reads
+    every turn: done by the full check only (after VACUUM, which may renumber rowids, or after
+    editing the file by hand).
+    """
     rebuilt = []
+    rank = ", 1" if against_content else ", 0"
     for table in _FTS_TABLES:
         try:
-            db.execute(f"INSERT INTO {table} ({table}) VALUES ('integrity-check')")
+            db.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check'{rank})")
         except sqlite3.DatabaseError:
             db.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
             rebuilt.append(table)
@@ -88,7 +95,8 @@ def _resync_fts(db: sqlite_utils.Database) -> tuple[str, ...]:
 def recover(db: sqlite_utils.Database, *, full_check: bool = False) -> RecoveryReport:
     """Run at start, before any turn: integrity check, orphan removal, FTS resync.
 
-    ``full_check`` uses ``PRAGMA integrity_check`` instead of the faster ``quick_check``.
+    ``full_check`` uses ``PRAGMA integrity_check`` instead of the faster ``quick_check`` and
+    compares the search indexes with the turns and titles they index.
     Raises StoreError if the file is damaged; otherwise reports what it changed (usually
     nothing) and how many committed turns still wait for a summary.
     """
@@ -114,7 +122,7 @@ def recover(db: sqlite_utils.Database, *, full_check: bool = False) -> RecoveryR
             " AND tool_result_of NOT IN (SELECT id FROM turns)"
         ).rowcount
         heads = _fix_heads(db, had_head)
-        rebuilt = _resync_fts(db)
+        rebuilt = _resync_fts(db, against_content=full_check)
         leftover = db.execute("PRAGMA foreign_key_check").fetchall()
         if leftover:
             raise StoreError(f"recovery left foreign key problems: {leftover[:5]}")

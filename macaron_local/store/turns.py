@@ -115,7 +115,7 @@ def commit_turn(
 
 def insert_turn_row(db: sqlite_utils.Database, record: TurnRecord) -> None:
     """INSERT one turn row (inside the caller's transaction; no checks)."""
-    data = record.model_dump()
+    data = record.model_dump(mode="json")  # meta may hold datetimes and the like
     for field in _JSON_FIELDS:
         data[field] = json.dumps(data[field], ensure_ascii=False)
     data["compacted"] = int(data["compacted"])

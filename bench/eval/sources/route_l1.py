@@ -11,60 +11,83 @@ LABEL = "L1"
 
 ITEMS: list[tuple[str, str]] = [
     # ---- long_paste ----
-    ("long_paste", """Dear parents and carers,
+    (
+        "long_paste",
+        """Dear parents and carers,
 
 The Year 5 trip to the Science Museum will take place on Thursday 12 June. Children must arrive at school by 8:15am as the coach leaves promptly at 8:30. Please return the signed permission slip by Monday 2 June at the latest. A packed lunch and a waterproof coat are required; no fizzy drinks please.
 
 Kind regards,
 Mrs Okafor
 
-^ add reminders for the permission slip deadline and for the trip morning (8am)"""),
-    ("long_paste", """BOOKING CONFIRMED
+^ add reminders for the permission slip deadline and for the trip morning (8am)""",
+    ),
+    (
+        "long_paste",
+        """BOOKING CONFIRMED
 Passenger: R. Lindqvist
 Flight SK 1467  Copenhagen (CPH) -> Málaga (AGP)
 Departure: Sat 19 Jul, 07:05   Arrival: 11:20
 Online check-in opens 24 hours before departure.
 Booking ref: QX7T2L
 
-put a reminder on the friday to do the online check-in, around 8am"""),
-    ("long_paste", """Action items from the planning call:
+put a reminder on the friday to do the online check-in, around 8am""",
+    ),
+    (
+        "long_paste",
+        """Action items from the planning call:
 - JK: send revised budget to Anna (by Wed)
 - MT: book the room for the workshop
 - JK: update the onboarding doc with the new VPN steps
 - all: review the Q3 roadmap before Friday
 - JK: chase legal about the contract renewal
 
-I'm JK. Add my action items to my todo list with those due dates."""),
-    ("long_paste", """[2025-03-02 02:00:01] backup: starting nightly job
+I'm JK. Add my action items to my todo list with those due dates.""",
+    ),
+    (
+        "long_paste",
+        """[2025-03-02 02:00:01] backup: starting nightly job
 [2025-03-02 02:00:04] backup: mounting /mnt/nas ... ok
 [2025-03-02 02:14:37] backup: rsync error: some files/attrs were not transferred (code 23)
 [2025-03-02 02:14:37] backup: 3 files skipped: /home/ana/.cache/..., /home/ana/vm/disk.qcow2 (in use)
 [2025-03-02 02:14:38] backup: finished with warnings
 
-just save this to my notes under 'backup failures' so I can show IT on monday"""),
-    ("long_paste", """Grandma's scones
+just save this to my notes under 'backup failures' so I can show IT on monday""",
+    ),
+    (
+        "long_paste",
+        """Grandma's scones
 2 cups self-raising flour
 1/2 cup butter, cold
 2/3 cup milk
 2 tbsp sugar
 1 egg
 
-convert these quantities to grams and save the result as a note called 'scones (metric)'"""),
-    ("long_paste", """Invoice #2231 from Harbour Web Hosting
+convert these quantities to grams and save the result as a note called 'scones (metric)'""",
+    ),
+    (
+        "long_paste",
+        """Invoice #2231 from Harbour Web Hosting
 Amount due: €84.00
 Issued: 3 May
 Due date: 2 June
 Pay by bank transfer to IBAN NL91 ABNA 0417 1643 00, reference 2231.
 
-make a todo to pay this before it's due and remind me three days before the due date"""),
-    ("long_paste", """Dear Mr Haddad,
+make a todo to pay this before it's due and remind me three days before the due date""",
+    ),
+    (
+        "long_paste",
+        """Dear Mr Haddad,
 
 Following your consultation, we have booked a follow-up appointment with Dr Reyes on 14 August at 10:40 in Clinic B, second floor. Please bring a list of your current medications and arrive 10 minutes early.
 
 St Mary's Outpatients
 
-how many days from today is that, and set a reminder for that morning at 9"""),
-    ("long_paste", """weekly shop:
+how many days from today is that, and set a reminder for that morning at 9""",
+    ),
+    (
+        "long_paste",
+        """weekly shop:
 oat milk x2
 eggs
 spinach
@@ -74,12 +97,18 @@ coffee beans
 lemons
 toothpaste
 
-add all of these to my groceries list please"""),
-    ("long_paste", """Message from Priya in #finance:
+add all of these to my groceries list please""",
+    ),
+    (
+        "long_paste",
+        """Message from Priya in #finance:
 "hey! could you send me the Q3 headcount numbers by thursday? need them for the board pack, ta"
 
-make that a todo for me, due thursday, tag it work"""),
-    ("long_paste", """PyCon day 2 schedule
+make that a todo for me, due thursday, tag it work""",
+    ),
+    (
+        "long_paste",
+        """PyCon day 2 schedule
 09:30 Keynote: The long tail of packaging
 11:00 * Async without tears (Room B)
 12:15 Lunch
@@ -87,16 +116,23 @@ make that a todo for me, due thursday, tag it work"""),
 15:00 Testing legacy code (Room C)
 16:30 * Lightning talks (Main hall)
 
-set reminders 10 minutes before each talk I marked with a *"""),
-    ("long_paste", """date,distance_km,time_min
+set reminders 10 minutes before each talk I marked with a *""",
+    ),
+    (
+        "long_paste",
+        """date,distance_km,time_min
 2025-04-01,5.2,27
 2025-04-03,8.0,44
 2025-04-06,12.1,68
 
-append these rows to runs.csv in my workspace"""),
-    ("long_paste", """8. TERMINATION. Either party may end this tenancy by giving not less than two (2) months' written notice. The fixed term of this agreement ends on 31 January 2026, after which it continues on a monthly periodic basis unless notice is given.
+append these rows to runs.csv in my workspace""",
+    ),
+    (
+        "long_paste",
+        """8. TERMINATION. Either party may end this tenancy by giving not less than two (2) months' written notice. The fixed term of this agreement ends on 31 January 2026, after which it continues on a monthly periodic basis unless notice is given.
 
-note down the notice period and the end date, and remind me two months before the end date so I can decide"""),
+note down the notice period and the end date, and remind me two months before the end date so I can decide""",
+    ),
     # ---- terse ----
     ("terse", "remind me to call mom at 6"),
     ("terse", "todos?"),
@@ -144,7 +180,10 @@ note down the notice period and the end date, and remind me two months before th
     ("polite", "Could you please remind me to water the tomatoes every evening at 7?"),
     ("polite", "Would you mind adding 'book dentist' to my to-do list for next week?"),
     ("polite", "Please could you check which of my tasks are overdue?"),
-    ("polite", "I'd appreciate it if you could find the note where I wrote down the boiler model number."),
+    (
+        "polite",
+        "I'd appreciate it if you could find the note where I wrote down the boiler model number.",
+    ),
     ("polite", "Could you kindly tell me how many days are left until my exam on 20 June?"),
     ("polite", "Would you please move my 'team lunch' reminder from Thursday to Friday?"),
     ("polite", "If you don't mind, could you list the files in my workspace that changed today?"),
@@ -179,13 +218,31 @@ note down the notice period and the end date, and remind me two months before th
     ("mixed", "thanks that helped! btw can you remind me to call mom at 6"),
     ("mixed", "ugh mondays. anyway add 'send invoice to Dana' to my todos for today"),
     ("mixed", "That poem was lovely haha. Now, what do I have in my reminders tomorrow?"),
-    ("mixed", "I was reading about the Roman empire and got distracted, lol. Add 'read SPQR by Mary Beard' to my reading list note."),
-    ("mixed", "the code from before works, cheers. Now please set a reminder to deploy it Friday at 4pm"),
-    ("mixed", "I'm so stressed about the move. Please just add these to my todos: book van, cancel internet, change address."),
-    ("mixed", "great explanation of mortgages. Can you save that summary into my notes as 'mortgage basics'?"),
-    ("mixed", "I don't need advice, I just need the count: how many of my todos are tagged 'work' and still open?"),
+    (
+        "mixed",
+        "I was reading about the Roman empire and got distracted, lol. Add 'read SPQR by Mary Beard' to my reading list note.",
+    ),
+    (
+        "mixed",
+        "the code from before works, cheers. Now please set a reminder to deploy it Friday at 4pm",
+    ),
+    (
+        "mixed",
+        "I'm so stressed about the move. Please just add these to my todos: book van, cancel internet, change address.",
+    ),
+    (
+        "mixed",
+        "great explanation of mortgages. Can you save that summary into my notes as 'mortgage basics'?",
+    ),
+    (
+        "mixed",
+        "I don't need advice, I just need the count: how many of my todos are tagged 'work' and still open?",
+    ),
     ("mixed", "coffee first. then: what's the first thing on my todo list?"),
-    ("mixed", "my sister's birthday is on the 9th and I forget it every single year, so remind me the day before this time"),
+    (
+        "mixed",
+        "my sister's birthday is on the 9th and I forget it every single year, so remind me the day before this time",
+    ),
     # ---- boundary ----
     ("boundary", "run the tests in my workspace and tell me what failed"),
     ("boundary", "check how much disk space is left on this machine"),
@@ -194,7 +251,10 @@ note down the notice period and the end date, and remind me two months before th
     ("boundary", "how long until my passport expires? the date is in my notes"),
     ("boundary", "What did I write in my notes about the plumber?"),
     ("boundary", "add a todo to read up on regular expressions this weekend"),
-    ("boundary", "save this SQL query in my notes so I don't lose it: SELECT * FROM orders WHERE status = 'late';"),
+    (
+        "boundary",
+        "save this SQL query in my notes so I don't lose it: SELECT * FROM orders WHERE status = 'late';",
+    ),
     ("boundary", "put 'learn Rust' on my todo list for saturday"),
     ("boundary", "count the lines in all the .py files in my workspace"),
     ("boundary", "find the file in my workspace where I wrote my packing list and read it to me"),

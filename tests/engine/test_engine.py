@@ -1,0 +1,192 @@
+"""The MoL engine on the real embedded model: adapters, KV slots, sampling, streaming."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from macaron_local.engine import BACKGROUND, Engine, EngineConfig
+from macaron_local.errors import (
+    CancelledError,
+    ContextOverflowError,
+    GrammarError,
+    UnknownAdapterError,
+)
+
+from .conftest import chat
+
+
+def test_zero_b_adapter_gives_identical_logits(engine: Engine) -> None:
+    tokens = engine.tokenize(chat(engine, "Name three fruits."))
+    base = engine.eval_logits(tokens)
+    zero = engine.eval_logits(tokens, adapter="zero")
+    assert np.array_equal(base, zero)
+
+
+def test_nonzero_adapter_changes_logits(engine: Engine) -> None:
+    tokens = engine.tokenize(chat(engine, "Name three fruits."))
+    base = engine.eval_logits(tokens)
+    a = engine.eval_logits(tokens, adapter="a")
+    assert float(np.max(np.abs(base - a))) > 0.05
+
+
+def test_all_position_logits_match_last_row(engine: Engine) -> None:
+    tokens = engine.tokenize("The quick brown fox")
+    rows = engine.eval_logits(tokens, all_positions=True)
+    assert rows.shape == (len(tokens), engine.vocab.n_vocab)
+    assert int(np.argmax(rows[-1])) == int(np.argmax(engine.eval_logits(tokens)))
+
+
+def test_switching_a_b_a_is_bit_identical_to_never_switching(engine: Engine) -> None:
+    p1 = chat(engine, "Tell me a fact about the sea.")
+    first = engine.complete(p1, adapter="a", slot="t:a", max_tokens=24)
+    p2 = chat(engine, "Tell me a fact about the sea.", first.text, "And one about rivers?")
+    engine.complete(chat(engine, "What is 2 + 2?"), adapter="b", slot="t:b", max_tokens=24)
+    switched = engine.complete(p2, adapter="a", slot="t:a", max_tokens=24)
+    assert switched.n_reused > 0  # the slot kept its prefix across the switch
+
+    with Engine(engine.info.path, EngineConfig(n_ctx=2048)) as alone:
+        alone.load_adapter("a", engine.adapters["a"].path)
+        again = alone.complete(p1, adapter="a", slot="t:a", max_tokens=24)
+        never = alone.complete(p2, adapter="a", slot="t:a", max_tokens=24)
+    assert again.tokens == first.tokens
+    assert never.tokens == switched.tokens
+
+
+def test_interleaved_conversations_keep_independent_kv(engine: Engine) -> None:
+    """Two adapters' conversations interleaved turn by turn see exactly their own prefix.
+
+    Each turn's next-token logits must match a run of that conversation alone to float
+    rounding (cells sit elsewhere in the shared KV pool, so sums may round differently), while
+    a prefix from the other adapter would move them by far more than the tolerance.
+    """
+    script = ["Hi, who are you?", "I am a helper.", "What colour is the sky?", "Blue.", "Bye."]
+    turns = [script[: i + 1] for i in range(0, len(script), 2)]
+
+    def first_logits(name: str, slot: str, history: list[str]) -> np.ndarray:
+        done = engine.complete(chat(engine, *history), adapter=name, slot=slot,
+                               max_tokens=1, capture_logits=True)
+        assert done.n_reused > 0 or history is turns[0]
+        return done.step_logits[0]
+
+    mixed = {n: [] for n in ("a", "b")}
+    for history in turns:
+        for name in ("a", "b"):
+            mixed[name].append(first_logits(name, f"mix:{name}", history))
+    assert engine.slots()["mix:a"][0] == "a" and engine.slots()["mix:b"][0] == "b"
+    solo = {n: [first_logits(n, f"solo:{n}", h) for h in turns] for n in ("a", "b")}
+    for name in ("a", "b"):
+        for got, want in zip(mixed[name], solo[name], strict=True):
+            assert float(np.max(np.abs(got - want))) < 1e-3
+    adapters_differ = max(float(np.max(np.abs(x - y))) for x, y in zip(solo["a"], solo["b"]))
+    assert adapters_differ > 0.05
+
+
+def test_slot_reused_under_another_adapter_is_wiped(engine: Engine) -> None:
+    prompt = chat(engine, "Explain rain in one sentence.")
+    engine.complete(prompt, adapter="a", slot="shared", max_tokens=4)
+    done = engine.complete(prompt, adapter="b", slot="shared", max_tokens=4)
+    assert done.n_reused == 0
+    assert engine.slots()["shared"][0] == "b"
+
+
+def test_prefix_reuse_evaluates_only_new_tokens(engine: Engine) -> None:
+    p1 = chat(engine, "Give me a word that rhymes with cat.")
+    first = engine.complete(p1, slot="reuse", max_tokens=8)
+    p2 = chat(engine, "Give me a word that rhymes with cat.", first.text, "And with dog?")
+    second = engine.complete(p2, slot="reuse", max_tokens=8)
+    assert second.n_reused >= len(engine.tokenize(p1))
+    assert second.n_evaluated == second.n_prompt - second.n_reused
+
+
+def test_streaming_pieces_concatenate_to_text(engine: Engine) -> None:
+    stream = engine.generate(chat(engine, "Count from one to five."), max_tokens=24)
+    pieces = list(stream)
+    done = stream.result()
+    assert "".join(pieces) == done.text and len(pieces) > 1
+    assert done.finish_reason in {"eog", "length"}
+
+
+def test_stop_string_cuts_and_is_not_streamed(engine: Engine) -> None:
+    prompt = chat(engine, "Count from one to ten, separated by commas.")
+    full = engine.complete(prompt, max_tokens=40)
+    assert len(full.text) > 12
+    stop = full.text[8:11]  # a stop string that starts mid-stream, possibly mid-token
+    stream = engine.generate(prompt, max_tokens=40, stop=[stop])
+    streamed = "".join(stream)
+    done = stream.result()
+    assert done.finish_reason == "stop" and stop not in streamed
+    assert streamed == done.text == full.text[: full.text.index(stop)]
+
+
+def test_grammar_forces_a_label(engine: Engine) -> None:
+    grammar = 'root ::= "L0" | "L1" | "L2" | "L3"'
+    for q in ("Write a python function", "Remind me at 5pm", "Hello!"):
+        done = engine.complete(chat(engine, q), grammar=grammar, max_tokens=24)
+        assert done.text in {"L0", "L1", "L2", "L3"}
+
+
+def test_invalid_grammar_raises_before_running(engine: Engine) -> None:
+    with pytest.raises(GrammarError):
+        engine.generate("hi", grammar='root ::= "unterminated', max_tokens=4)
+    assert engine.complete("hi", max_tokens=2).n_prompt > 0  # still alive
+
+
+def test_cancel_between_tokens(engine: Engine) -> None:
+    stream = engine.generate(chat(engine, "Write a long story about a dragon."), max_tokens=200)
+    pieces = []
+    with pytest.raises(CancelledError):
+        for piece in stream:
+            pieces.append(piece)
+            if len(pieces) == 3:
+                stream.cancel()
+    assert 3 <= len(pieces) < 200
+    assert engine.complete("Hello", max_tokens=2).n_generated >= 1
+
+
+def test_context_overflow_raises_instead_of_truncating(engine: Engine) -> None:
+    long_text = "word " * 3000
+    with pytest.raises(ContextOverflowError) as err:
+        engine.generate(long_text, max_tokens=16)
+    assert err.value.limit == engine.n_ctx and err.value.n_tokens > engine.n_ctx
+
+
+def test_unknown_adapter_is_named(engine: Engine) -> None:
+    with pytest.raises(UnknownAdapterError, match="nope"):
+        engine.generate("hi", adapter="nope")
+
+
+def test_interactive_request_preempts_background(engine: Engine) -> None:
+    long_prompt = chat(engine, "Describe a city at night in detail.")
+    short_prompt = chat(engine, "Say yes.")
+    alone_long = engine.complete(long_prompt, slot="bg-ref", max_tokens=60)
+    alone_short = engine.complete(short_prompt, adapter="a", slot="fg-ref", max_tokens=8)
+
+    order: list[str] = []
+    started = threading.Event()
+    bg = engine.generate(long_prompt, slot="bg", max_tokens=60, priority=BACKGROUND,
+                         on_token=lambda _t: started.set())
+    assert started.wait(60)
+    fg = engine.generate(short_prompt, adapter="a", slot="fg", max_tokens=8)
+    threading.Thread(target=lambda: (fg.result(), order.append("fg"))).start()
+    bg_done = bg.result()
+    order.append("bg")
+    fg_done = fg.result()
+    assert order[0] == "fg"
+    assert bg_done.tokens == alone_long.tokens and fg_done.tokens == alone_short.tokens
+
+
+def test_requests_from_many_threads_are_serialised(engine: Engine) -> None:
+    prompt = chat(engine, "Name a colour.")
+    engine.complete(prompt, slot="mt", max_tokens=6)  # later calls all reuse this prefix
+    ref = engine.complete(prompt, slot="mt", max_tokens=6).tokens
+    results: list[list[int]] = []
+    threads = [threading.Thread(target=lambda: results.append(
+        engine.complete(prompt, slot="mt", max_tokens=6).tokens)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [ref] * 4
