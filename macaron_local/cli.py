@@ -48,29 +48,63 @@ def main(ctx: click.Context) -> None:
 
 @main.command()
 @click.argument("text", nargs=-1, required=True)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the turn record).")
+@click.option("--session", "session_id", help="Continue this session (default: a new one).")
+@click.option("--profile", help="Harness profile (default: tall-local).")
+@click.option("--label", type=click.Choice(["L0", "L1", "L2", "L3"]),
+              help="Pin the turn to a specialist instead of routing it.")
+@click.option("--json", "as_json", is_flag=True, help="Print the turn record as one JSON object.")
 @edge
-def ask(text: tuple[str, ...], as_json: bool) -> None:
-    """Answer TEXT in one turn on the embedded default."""
-    from macaron_local.engine import Engine
-    from macaron_local.models import embedded_model_file
+def ask(text: tuple[str, ...], session_id: str | None, profile: str | None, label: str | None,
+        as_json: bool) -> None:
+    """Answer TEXT in one turn (route, answer, then the summary before exiting)."""
+    from macaron_local.turns.pipeline import Runtime
 
-    question = " ".join(text)
-    with Engine(embedded_model_file()) as engine:
-        prompt = engine.render_chat([
-            {"role": "system", "content": "You are a helpful, concise assistant."},
-            {"role": "user", "content": question},
-        ])
-        stream = engine.generate(prompt, max_tokens=512)
-        for piece in stream:
-            if not as_json:
-                click.echo(piece, nl=False)
-        done = stream.result()
-    if as_json:
-        click.echo(json.dumps({"answer": done.text.strip(), "tokens": {
-            "prompt": done.n_prompt, "completion": done.n_generated}}))
-    else:
-        click.echo()
+    with Runtime.open(profile) as rt:
+        for warning in rt.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        session = session_id or rt.new_session(" ".join(text)[:60]).id
+        echo = None if as_json else (lambda piece: click.echo(piece, nl=False))
+        result = rt.run_turn(session, " ".join(text), label=label, on_text=echo)
+        if as_json:
+            click.echo(result.model_dump_json())
+        else:
+            click.echo()
+            click.echo(f"[{result.label} · {result.route} · session {result.session}]", err=True)
+
+
+@main.command("route")
+@click.argument("text", nargs=-1)
+@click.option("--file", "file", type=click.File("r"), help="JSONL of {\"text\": ...} lines.")
+@click.option("--profile", help="Harness profile (default: tall-local).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@edge
+def route_cmd(text: tuple[str, ...], file, profile: str | None, as_json: bool) -> None:  # noqa: ANN001
+    """Route TEXT (or every line of --file) without answering."""
+    from macaron_local.turns.pipeline import Runtime
+
+    if not text and file is None:
+        raise click.UsageError("give TEXT or --file")
+    with Runtime.open(profile) as rt:
+        inputs = [" ".join(text)] if text else _jsonl_texts(file)
+        for item in inputs:
+            r = rt.route(item)
+            row = {"label": r.label, "ms": r.ms, "kind": r.kind, "probs": r.probs}
+            if r.error:
+                row["error"] = r.error
+            click.echo(json.dumps(row) if as_json or file else f"{r.label}  ({r.ms:.0f} ms)")
+
+
+def _jsonl_texts(fh) -> list[str]:  # noqa: ANN001
+    out = []
+    for n, line in enumerate(fh, 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(str(json.loads(line)["text"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise click.BadParameter(f"line {n}: expected a JSON object with \"text\" ({exc})",
+                                     param_hint="--file") from exc
+    return out
 
 
 def _mount() -> None:

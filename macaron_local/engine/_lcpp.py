@@ -246,19 +246,21 @@ def sampler_chain(
     min_p: float,
     repeat_penalty: float,
     seed: int,
+    n_vocab: int,
     grammar=None,  # noqa: ANN001 - a sampler from grammar_sampler(); the chain takes ownership
 ):  # noqa: ANN201
     L = lib()
     chain = L.llama_sampler_chain_init(L.llama_sampler_chain_default_params())
     if grammar is not None:
         L.llama_sampler_chain_add(chain, grammar)
+    if top_k > 0 and temperature > 0:  # narrow first: penalties over the full vocab are slow
+        L.llama_sampler_chain_add(chain, L.llama_sampler_init_top_k(top_k))
     if repeat_penalty and repeat_penalty != 1.0:
-        L.llama_sampler_chain_add(chain, L.llama_sampler_init_penalties(64, repeat_penalty, 0.0, 0.0))
+        L.llama_sampler_chain_add(
+            chain, L.llama_sampler_init_penalties(n_vocab, 64, repeat_penalty, 0.0, 0.0))
     if temperature <= 0:
         L.llama_sampler_chain_add(chain, L.llama_sampler_init_greedy())
         return chain
-    if top_k > 0:
-        L.llama_sampler_chain_add(chain, L.llama_sampler_init_top_k(top_k))
     if 0 < top_p < 1:
         L.llama_sampler_chain_add(chain, L.llama_sampler_init_top_p(top_p, 1))
     if min_p > 0:

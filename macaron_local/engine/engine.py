@@ -339,7 +339,7 @@ class Engine:
         s = req.sampling
         return _lcpp.sampler_chain(temperature=s.temperature, top_k=s.top_k, top_p=s.top_p,
                                    min_p=s.min_p, repeat_penalty=s.repeat_penalty, seed=s.seed,
-                                   grammar=grammar)
+                                   n_vocab=self.vocab.n_vocab, grammar=grammar)
 
     def _feed(self, slot: Slot, tokens: list[int]) -> tuple[int, int]:
         """Make ``slot`` hold ``tokens`` with logits for the last one; returns (reused, evaluated)."""

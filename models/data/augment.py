@@ -10,19 +10,60 @@ from __future__ import annotations
 import random
 
 PREFIXES = (
-    "hey, ", "hi! ", "quick q: ", "ok so ", "um, ", "pls ", "yo ", "question: ", "hello, ",
-    "sorry to bother you, ", "one more thing: ", "btw ", "hey macaron, ", "so ", "right, ",
-    "morning! ", "ok next: ", "another one: ", "hmm ", "Hi there. ", "Good evening. ",
-    "can you help? ", "need help: ", "quick one - ", "alright, ",
+    "hey, ",
+    "hi! ",
+    "quick q: ",
+    "ok so ",
+    "um, ",
+    "pls ",
+    "yo ",
+    "question: ",
+    "hello, ",
+    "sorry to bother you, ",
+    "one more thing: ",
+    "btw ",
+    "hey macaron, ",
+    "so ",
+    "right, ",
+    "morning! ",
+    "ok next: ",
+    "another one: ",
+    "hmm ",
+    "Hi there. ",
+    "Good evening. ",
+    "can you help? ",
+    "need help: ",
+    "quick one - ",
+    "alright, ",
 )
 SUFFIXES = (
-    " thanks", " thx", " ty!", " please", " pls", "!!", " :)", " (no rush)", "?", " cheers",
-    " thank you!", " ...", " lol", " asap", " - thanks in advance", " :D", " 🙏", " x",
+    " thanks",
+    " thx",
+    " ty!",
+    " please",
+    " pls",
+    "!!",
+    " :)",
+    " (no rush)",
+    "?",
+    " cheers",
+    " thank you!",
+    " ...",
+    " lol",
+    " asap",
+    " - thanks in advance",
+    " :D",
+    " 🙏",
+    " x",
 )
 CONTEXT = (
-    " (sorry, typing on my phone)", " - I'm in a bit of a hurry", " (first time using this)",
-    ". Thanks a lot, you're a lifesaver", " - long day, sorry if this is vague",
-    " (asking for myself, not for work)", " — thanks!",
+    " (sorry, typing on my phone)",
+    " - I'm in a bit of a hurry",
+    " (first time using this)",
+    ". Thanks a lot, you're a lifesaver",
+    " - long day, sorry if this is vague",
+    " (asking for myself, not for work)",
+    " — thanks!",
 )
 KEYBOARD = "qwertyuiopasdfghjklzxcvbnm"
 
@@ -59,24 +100,43 @@ def strip_punct(text: str, rng: random.Random) -> str:
 
 def prefix(text: str, rng: random.Random) -> str:
     head = rng.choice(PREFIXES)
-    first = text[:1].lower() if head.endswith((", ", ": ", "- ")) and text[1:2].islower() else text[:1]
+    first = (
+        text[:1].lower() if head.endswith((", ", ": ", "- ")) and text[1:2].islower() else text[:1]
+    )
     return head + first + text[1:]
 
 
 def suffix(text: str, rng: random.Random) -> str:
-    return text + rng.choice(SUFFIXES)
+    tail = rng.choice(SUFFIXES)
+    if text.endswith((".", "?", "!")) and tail in ("?", " ..."):
+        tail = " thanks"
+    return text + tail
 
 
 def context(text: str, rng: random.Random) -> str:
-    return text.rstrip(".") + rng.choice(CONTEXT)
+    tail = rng.choice(CONTEXT)
+    if text.endswith(("?", "!")) and tail.startswith(". "):
+        tail = tail[1:]
+    return text.rstrip(".") + tail
 
 
 def shout(text: str, rng: random.Random) -> str:
     return text[:1].upper() + text[1:] if rng.random() < 0.7 else text.upper()
 
 
-SHORT_OPS = (typos, typos, lower, lower, strip_punct, prefix, prefix, suffix, suffix, context,
-             shout)
+SHORT_OPS = (
+    typos,
+    typos,
+    lower,
+    lower,
+    strip_punct,
+    prefix,
+    prefix,
+    suffix,
+    suffix,
+    context,
+    shout,
+)
 LONG_OPS = (prefix, suffix, context)
 
 

@@ -24,6 +24,9 @@ from repl_doc import parse_episode, transcript
 from sources import LABELS, Record, read_labelled, read_lines, read_records
 from ui_doc import normalise_answer
 
+Rows = list[dict[str, object]]
+Stats = dict[str, object]
+
 HERE = Path(__file__).resolve().parent
 SRC = HERE / "src"
 SEED = 20250314
@@ -46,7 +49,7 @@ def route_rows(stats: dict[str, object]) -> list[dict[str, str]]:
     seeds: dict[str, list[str]] = {lab: read_lines(SRC / f"route_{lab}.txt") for lab in LABELS}
     hard = read_labelled(SRC / "route_hard.txt")
     hard_texts = {text for _, text in hard}
-    for label, text in hard:
+    for label, text in hard + read_labelled(SRC / "route_long.txt"):
         seeds[label].append(text)
     owner: dict[str, str] = {}
     for label in LABELS:
@@ -58,8 +61,8 @@ def route_rows(stats: dict[str, object]) -> list[dict[str, str]]:
     for label in LABELS:
         pool = sorted(set(seeds[label]))
         rows.extend((t, label, t) for t in pool)
-        # Hard cases are augmented twice as often: they are where routers fail.
-        weighted = pool + [t for t in pool if t in hard_texts]
+        # Hard and long cases are augmented twice as often: they are where routers fail.
+        weighted = pool + [t for t in pool if t in hard_texts or is_long(t)]
         count, tries = len(pool), 0
         while count < ROUTE_PER_LABEL:
             base = rng.choice(weighted)
@@ -104,13 +107,21 @@ def chat_rows(summaries: list[dict[str, str]]) -> list[dict[str, object]]:
         answer = rec.answer
         if not answer or "```" in answer or _sentences(answer) > 8:
             raise BuildError(f"{rec.where()}: chat answers are 1-6 plain sentences")
-        rows.append({"messages": [{"role": "user", "content": rec.request},
-                                  {"role": "assistant", "content": answer}]})
+        rows.append(
+            {
+                "messages": [
+                    {"role": "user", "content": rec.request},
+                    {"role": "assistant", "content": answer},
+                ]
+            }
+        )
         _add_summary(summaries, "L0", rec, answer)
     return rows
 
 
-def agent_rows(summaries: list[dict[str, str]], stats: dict[str, object]) -> list[dict[str, object]]:
+def agent_rows(
+    summaries: list[dict[str, str]], stats: dict[str, object]
+) -> list[dict[str, object]]:
     rows, steps, calls = [], Counter(), 0
     for rec in _load("agent.txt"):
         messages, n_calls = parse_episode(rec)
@@ -118,8 +129,11 @@ def agent_rows(summaries: list[dict[str, str]], stats: dict[str, object]) -> lis
         steps[sum(m["role"] == "tool" for m in messages)] += 1
         rows.append({"messages": messages})
         _add_summary(summaries, "L1", rec, transcript(messages))
-    stats["agent"] = {"episodes": len(rows), "tool_calls": calls,
-                      "episodes_by_repl_steps": dict(sorted(steps.items()))}
+    stats["agent"] = {
+        "episodes": len(rows),
+        "tool_calls": calls,
+        "episodes_by_repl_steps": dict(sorted(steps.items())),
+    }
     return rows
 
 
@@ -127,24 +141,42 @@ def code_rows(summaries: list[dict[str, str]], stats: dict[str, object]) -> list
     rows, checked = [], 0
     for rec in _load("code.txt"):
         checked += check_record(rec)
-        rows.append({"messages": [{"role": "user", "content": rec.request},
-                                  {"role": "assistant", "content": rec.answer}]})
+        rows.append(
+            {
+                "messages": [
+                    {"role": "user", "content": rec.request},
+                    {"role": "assistant", "content": rec.answer},
+                ]
+            }
+        )
         _add_summary(summaries, "L2", rec, rec.answer)
     stats["code"] = {"answers": len(rows), "self_checked": checked}
     return rows
 
 
-def genui_rows(summaries: list[dict[str, str]], stats: dict[str, object]) -> list[dict[str, object]]:
+def genui_rows(
+    summaries: list[dict[str, str]], stats: dict[str, object]
+) -> list[dict[str, object]]:
     rows, with_ui = [], 0
     for rec in _load("genui.txt"):
         answer, has_ui = normalise_answer(rec.answer, rec.where())
         with_ui += has_ui
-        rows.append({"messages": [{"role": "user", "content": rec.request},
-                                  {"role": "assistant", "content": answer}]})
+        rows.append(
+            {
+                "messages": [
+                    {"role": "user", "content": rec.request},
+                    {"role": "assistant", "content": answer},
+                ]
+            }
+        )
         _add_summary(summaries, "L3", rec, answer)
     plain = len(rows) - with_ui
-    stats["genui"] = {"answers": len(rows), "ui_documents": with_ui, "plain_text": plain,
-                      "plain_share": round(plain / max(1, len(rows)), 3)}
+    stats["genui"] = {
+        "answers": len(rows),
+        "ui_documents": with_ui,
+        "plain_text": plain,
+        "plain_share": round(plain / max(1, len(rows)), 3),
+    }
     return rows
 
 
@@ -224,8 +256,11 @@ def main(argv: list[str]) -> int:
     if (HERE / "README.md").exists():
         outputs[HERE / "README.md"] = _readme(stats)
     if "--check" in argv:
-        stale = [p.name for p, text in outputs.items()
-                 if not p.exists() or p.read_text(encoding="utf-8") != text]
+        stale = [
+            p.name
+            for p, text in outputs.items()
+            if not p.exists() or p.read_text(encoding="utf-8") != text
+        ]
         print("stale: " + ", ".join(stale) if stale else "up to date")
         return 1 if stale else 0
     for path, text in outputs.items():

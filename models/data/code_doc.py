@@ -10,12 +10,34 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import sys
+import types
 
 from sources import Record
 
 FENCE = re.compile(r"^```([A-Za-z0-9_+-]*)\n(.*?)^```$", re.S | re.M)
-LANGS = {"python", "bash", "sh", "sql", "regex", "javascript", "js", "typescript", "html",
-         "css", "json", "toml", "yaml", "text", "go", "rust", "c", "dockerfile", "ini", "diff"}
+LANGS = {
+    "python",
+    "bash",
+    "sh",
+    "sql",
+    "regex",
+    "javascript",
+    "js",
+    "typescript",
+    "html",
+    "css",
+    "json",
+    "toml",
+    "yaml",
+    "text",
+    "go",
+    "rust",
+    "c",
+    "dockerfile",
+    "ini",
+    "diff",
+}
 
 
 class CodeCheckError(ValueError):
@@ -46,13 +68,19 @@ def check_record(rec: Record) -> bool:
             raise CodeCheckError(f"{where}: python block {i} does not compile: {exc}") from exc
     if not rec.checks:
         return False
-    namespace: dict[str, object] = {"__name__": "snippet", "BLOCKS": found}
+    # A real module in sys.modules: dataclasses and pickling look their module up there.
+    module = types.ModuleType("snippet")
+    module.BLOCKS = found  # type: ignore[attr-defined]
+    namespace = module.__dict__
+    sys.modules["snippet"] = module
     sink = io.StringIO()
     try:
-        with contextlib.redirect_stdout(sink):
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             for src in found.get("python", []):
                 exec(compile(src, where, "exec"), namespace)  # noqa: S102 - our own seeds
             exec(compile("\n".join(rec.checks), f"{where}!!", "exec"), namespace)  # noqa: S102
     except Exception as exc:  # any failure of our own snippet must stop the build
         raise CodeCheckError(f"{where}: self-check failed: {type(exc).__name__}: {exc}") from exc
+    finally:
+        sys.modules.pop("snippet", None)
     return True

@@ -86,8 +86,10 @@ def check_code(code: str, where: str) -> int:
     for call in calls:
         _check_call(call, where)
     return sum(
-        1 for c in calls
-        if isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name)
+        1
+        for c in calls
+        if isinstance(c.func, ast.Attribute)
+        and isinstance(c.func.value, ast.Name)
         and c.func.value.id in TOOLS
     )
 

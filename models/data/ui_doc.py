@@ -81,8 +81,10 @@ def _ordered(comp: dict[str, Any]) -> dict[str, Any]:
         if key in ("components", "fields"):
             value = [_ordered(c) for c in value]
         elif key == "tabs":
-            value = [{"label": t["label"], "components": [_ordered(c) for c in t["components"]]}
-                     for t in value]
+            value = [
+                {"label": t["label"], "components": [_ordered(c) for c in t["components"]]}
+                for t in value
+            ]
         out[key] = value
     return out
 
@@ -149,7 +151,9 @@ def check_component(comp: Any, where: str) -> None:
     keys = set(comp) - {"type", "id"}
     _need(isinstance(comp.get("id"), str) and comp["id"] != "", where, f"{kind} without id")
     _need(required <= keys, where, f"{kind} missing {sorted(required - keys)}")
-    _need(keys <= required | optional, where, f"{kind} unknown {sorted(keys - required - optional)}")
+    _need(
+        keys <= required | optional, where, f"{kind} unknown {sorted(keys - required - optional)}"
+    )
     _check_props(comp, f"{where}/{comp['id']}")
 
 
@@ -162,7 +166,11 @@ def check_doc(doc: Any, where: str) -> None:
     for comp in comps:
         check_component(comp, where)
     ids = [c["id"] for c in comps]
-    _need(len(ids) == len(set(ids)), where, f"duplicate ids {sorted({i for i in ids if ids.count(i) > 1})}")
+    _need(
+        len(ids) == len(set(ids)),
+        where,
+        f"duplicate ids {sorted({i for i in ids if ids.count(i) > 1})}",
+    )
 
 
 UI_BLOCK = re.compile(r"```ui\n(.*?)\n```", re.S)

@@ -1,0 +1,41 @@
+"""Architecture registry: GGUF ``general.architecture`` -> a torch model builder.
+
+Owns the mapping from architecture name to the module that builds a frozen torch model from
+f32 GGUF weights (``from_weights(GGUFWeights) -> nn.Module``). Every model it returns exposes
+``hidden(tokens)``, ``logits(hidden)`` and modules named like the GGUF tensors they hold, which
+is all that LoRA and training rely on. Add an architecture by adding one module and one line.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from macaron_local.errors import RefineError
+
+ARCHITECTURES: dict[str, str] = {
+    "llama": "macaron_local.refine.arch.llama",
+}
+
+
+def supported() -> list[str]:
+    return sorted(ARCHITECTURES)
+
+
+def build(weights: Any) -> Any:
+    """A frozen torch model for ``weights`` (:class:`~macaron_local.refine.weights.GGUFWeights`)."""
+    module = ARCHITECTURES.get(weights.arch)
+    if module is None:
+        raise RefineError(
+            f"{weights.path.name}: architecture {weights.arch!r} has no torch model "
+            f"(supported: {', '.join(supported())})"
+        )
+    return importlib.import_module(module).from_weights(weights)
+
+
+def load_base(path: Path | str) -> Any:
+    """Read a GGUF base model and build its frozen float32 torch model."""
+    from macaron_local.refine.weights import read_weights
+
+    return build(read_weights(path))

@@ -1,0 +1,147 @@
+"""Training examples: building conversations, tokenizing them, and masking the loss.
+
+Owns the example shape (``{"messages": [{"role", "content"}, ...]}``), the conversion of the
+bundled data rows into the conversations the route and summary hops really send, and the
+encoding of a conversation into tokens plus a target mask that covers exactly the assistant
+tokens (content and the end-of-turn token, not the newline the template adds after it). Uses
+the serving tokenizer and its chat template. Must not import torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from macaron_local.errors import RefineError
+from macaron_local.refine.formats import render_turn_for_summary
+
+Example = dict[str, Any]
+
+
+class ChatTokenizer(Protocol):
+    def tokenize(self, text: str) -> list[int]: ...
+    def is_eog(self, token: int) -> bool: ...
+    def render_chat(self, messages: Sequence[Mapping[str, str]], *,
+                    add_generation_prompt: bool = True) -> str: ...
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One tokenized conversation: ``targets[j]`` says token ``j`` is trained (predicted)."""
+
+    tokens: list[int]
+    targets: list[bool]
+    exact: bool = True  # False: prompt tokens were not a prefix of the whole; joined per segment
+    group: str = ""  # the system prompt: batches are formed within a group to share its prefix
+
+    @property
+    def n_targets(self) -> int:
+        return sum(self.targets)
+
+
+def load_jsonl(path: Path | str) -> list[dict[str, Any]]:
+    """Read one JSON object per non-empty line; errors name the file and line."""
+    path = Path(path)
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise RefineError(f"{path}:{n}: invalid JSON ({exc.msg})") from exc
+    return rows
+
+
+def data_hash(examples: Iterable[Example]) -> str:
+    """sha256 of the canonical JSON of the examples, in order."""
+    h = hashlib.sha256()
+    for ex in examples:
+        h.update(json.dumps(ex, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def route_examples(records: Iterable[Mapping[str, str]], profile: Any,
+                   tools: Mapping[str, str] | None = None) -> list[Example]:
+    """``{"text","label"}`` rows -> the conversation the route hop sends, answered by the label."""
+    system = profile.router_prompt(dict(tools or {}))
+    labels = set(profile.labels)
+    out = []
+    for row in records:
+        if row["label"] not in labels:
+            raise RefineError(f"route row with unknown label {row['label']!r}: {row['text'][:60]!r}")
+        out.append({"messages": [
+            {"role": "system", "content": system},
+            {"role": "user", "content": row["text"]},
+            {"role": "assistant", "content": row["label"]},
+        ]})
+    return out
+
+
+def summary_examples(rows: Iterable[Mapping[str, str]], profile: Any) -> list[Example]:
+    """``{"request","answer","summary"}`` rows -> the summary hop's conversation."""
+    return [{"messages": [
+        {"role": "system", "content": profile.summary.prompt},
+        {"role": "user", "content": render_turn_for_summary(r["request"], r["answer"])},
+        {"role": "assistant", "content": r["summary"]},
+    ]} for r in rows]
+
+
+def check_messages(example: Example) -> list[dict[str, str]]:
+    msgs = example.get("messages") if isinstance(example, Mapping) else None
+    if not msgs or not all(isinstance(m, Mapping) and {"role", "content"} <= set(m) for m in msgs):
+        raise RefineError(f"an example needs messages with role and content: {str(example)[:80]}")
+    if not any(m["role"] == "assistant" for m in msgs):
+        raise RefineError(f"an example has no assistant message: {str(example)[:80]}")
+    return [{"role": m["role"], "content": m["content"]} for m in msgs]
+
+
+def _spans(tok: ChatTokenizer, msgs: list[dict[str, str]]) -> tuple[str, list[tuple[int, int]]]:
+    """The full rendering and, per assistant message, its (start, end) character span."""
+    full = tok.render_chat(msgs, add_generation_prompt=False)
+    spans = []
+    for i, m in enumerate(msgs):
+        if m["role"] != "assistant":
+            continue
+        prompt = tok.render_chat(msgs[:i], add_generation_prompt=True)
+        upto = tok.render_chat(msgs[: i + 1], add_generation_prompt=False)
+        if not (full.startswith(prompt) and full.startswith(upto)):
+            raise RefineError("the chat template does not render conversations append-only")
+        spans.append((len(prompt), len(upto)))
+    return full, spans
+
+
+def encode(tok: ChatTokenizer, example: Example, max_len: int) -> Encoded | None:
+    """Tokens and loss targets for one conversation; None if no target fits in ``max_len``.
+
+    Each assistant turn is trained from the first token after the generation prompt
+    (``<|im_start|>assistant\\n``) through its end-of-turn token (``<|im_end|>``).
+    """
+    msgs = check_messages(example)
+    full, spans = _spans(tok, msgs)
+    cuts = sorted({0, len(full), *(c for span in spans for c in span)})
+    pieces = [tok.tokenize(full[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
+    bounds = {0: 0}
+    for (a, b), piece in zip(zip(cuts, cuts[1:], strict=False), pieces, strict=True):
+        bounds[b] = bounds[a] + len(piece)
+    tokens = [t for p in pieces for t in p]
+    whole = tok.tokenize(full)
+    # serving tokenizes each prompt as one string: the per-segment join must equal that
+    exact = tokens == whole and all(
+        tok.tokenize(full[:start]) == whole[: bounds[start]] for start, _ in spans
+    )
+    targets = [False] * len(tokens)
+    for start, end in spans:
+        lo, hi = bounds[start], bounds[end]
+        eog = [j for j in range(lo, hi) if tok.is_eog(tokens[j])]
+        hi = eog[-1] + 1 if eog else hi
+        targets[lo:hi] = [True] * (hi - lo)
+    tokens, targets = tokens[:max_len], targets[:max_len]
+    if not any(targets):
+        return None
+    group = msgs[0]["content"] if msgs[0]["role"] == "system" else ""
+    return Encoded(tokens=tokens, targets=targets, exact=exact, group=group)

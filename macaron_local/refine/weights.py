@@ -1,0 +1,87 @@
+"""Read a GGUF base model's metadata and weights as float32 numpy arrays (and write F32 copies).
+
+Owns dequantization (``gguf.quants.dequantize``: Q4_1/Q8_0/F16/... -> f32) and the orientation
+rule: a GGUF tensor with ggml shape ``ne`` becomes a numpy array of shape ``reversed(ne)``, so a
+matrix is (out, in) exactly as llama.cpp multiplies it. Nothing here permutes rows: the refine
+pipeline works in GGUF tensor space. Must not import torch or llama.cpp.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from macaron_local.errors import RefineError
+
+_SKIP_KEYS = ("GGUF.", "general.architecture", "general.file_type")
+
+
+@dataclass(frozen=True)
+class GGUFWeights:
+    """A base model read from GGUF: scalar/string metadata and f32 tensors by GGUF name."""
+
+    path: Path
+    arch: str
+    fields: dict[str, object]
+    tensors: dict[str, np.ndarray]
+
+    def field(self, key: str, default: object = None) -> object:
+        """``<arch>.<key>`` when present, else ``key`` itself, else ``default``."""
+        return self.fields.get(f"{self.arch}.{key}", self.fields.get(key, default))
+
+
+def read_weights(path: Path | str) -> GGUFWeights:
+    """Read every tensor of the GGUF at ``path`` as float32 (4 s for the 135M Q4_1 base)."""
+    import gguf
+
+    path = Path(path)
+    try:
+        reader = gguf.GGUFReader(str(path))
+    except Exception as exc:  # gguf raises ValueError/struct.error on garbage
+        raise RefineError(f"cannot read {path.name} as GGUF ({exc})") from exc
+    fields: dict[str, object] = {}
+    for name, f in reader.fields.items():
+        if f.types and f.types[0] != gguf.GGUFValueType.ARRAY:
+            fields[name] = f.contents()
+    tensors: dict[str, np.ndarray] = {}
+    for t in reader.tensors:
+        shape = tuple(int(x) for x in reversed(t.shape.tolist()))
+        data = gguf.quants.dequantize(t.data, t.tensor_type)
+        tensors[t.name] = np.ascontiguousarray(data, dtype=np.float32).reshape(shape)
+    arch = str(fields.get("general.architecture") or "")
+    if not arch:
+        raise RefineError(f"{path.name} has no general.architecture")
+    return GGUFWeights(path=path, arch=arch, fields=fields, tensors=tensors)
+
+
+def write_f32_copy(src: Path | str, dst: Path | str) -> Path:
+    """Write ``src`` again with every tensor dequantized to F32 (same metadata and tokenizer).
+
+    An F32 base lets llama.cpp and torch agree to float precision (parity tests); it is about
+    5x the size of a Q4_1 file.
+    """
+    import gguf
+
+    src, dst = Path(src), Path(dst)
+    reader = gguf.GGUFReader(str(src))
+    arch = str(reader.fields["general.architecture"].contents())
+    tmp = dst.with_name(dst.name + ".part")
+    writer = gguf.GGUFWriter(str(tmp), arch=arch)
+    for name, f in reader.fields.items():
+        if name.startswith(_SKIP_KEYS) or not f.types:
+            continue
+        sub = f.types[1] if f.types[0] == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(name, f.contents(), f.types[0], sub_type=sub)
+    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+    for t in reader.tensors:
+        shape = tuple(int(x) for x in reversed(t.shape.tolist()))
+        data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32).reshape(shape)
+        writer.add_tensor(t.name, np.ascontiguousarray(data))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    tmp.replace(dst)
+    return dst

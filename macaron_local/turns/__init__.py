@@ -1,0 +1,1 @@
+"""The turn protocol: Route -> Answer -> Summary over one engine, inside one transaction."""

@@ -1,0 +1,285 @@
+"""The runtime: one profile, one engine, one store, and the turn that runs through them.
+
+A turn reads as one straight line: checkpoint (the session head) -> route (L0, unless pinned or
+sticky) -> the chosen adapter answers from its own view, streaming -> one store transaction
+commits the turn -> the summary hop runs in the background and is saved on its own. Nothing is
+written before the commit, so an error, a cancel or a killed process leaves the session exactly
+as it was before the turn.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import sqlite_utils
+
+from macaron_local import paths
+from macaron_local.engine import Engine, EngineConfig, Sampling
+from macaron_local.errors import CancelledError, MacaronError, TurnError
+from macaron_local.hcp import Profile, check_approved, load_profile
+from macaron_local.models import get_manifest, verified_path
+from macaron_local.store import (
+    NewTurn,
+    SessionRecord,
+    TurnRecord,
+    branch,
+    commit_turn,
+    create_session,
+    get_session,
+    get_turn,
+    open_db,
+    pending_summaries,
+    recover,
+    save_summary,
+    summaries,
+)
+from macaron_local.turns import adapters as adapter_bindings
+from macaron_local.turns.result import TurnResult
+from macaron_local.turns.route import RouteResult, route
+from macaron_local.turns.summary import start_summary
+from macaron_local.turns.tools import tool_descriptions
+from macaron_local.turns.views import View, build_view
+
+DEFAULT_PROFILE = "tall-local"
+HEAD = "head"  # run_turn(parent_id=HEAD): continue from the session's current head
+
+
+class Runtime:
+    """The facade the CLI, the TUI and the server drive. Thread-safe for concurrent turns."""
+
+    def __init__(self, profile: Profile, engine: Engine, db_path: Path,
+                 bindings: dict[str, adapter_bindings.Binding], warnings: list[str]) -> None:
+        self.profile = profile
+        self.engine = engine
+        self.db_path = db_path
+        self.bindings = bindings
+        self.warnings = warnings
+        self.tools: Mapping[str, str] = tool_descriptions()
+        self._local = threading.local()
+        self._pending: dict[str, Future[str]] = {}
+        self._pending_lock = threading.Lock()
+        self._summarizer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="summary")
+
+    @classmethod
+    def open(cls, profile: str | Path | None = None, *, db_path: Path | None = None,
+             engine: Engine | None = None) -> Runtime:
+        """Build the runtime for a profile: approval gate, verified base, adapters, store."""
+        prof = load_profile(profile or DEFAULT_PROFILE)
+        db_path = db_path or paths.db_path()
+        db = open_db(db_path)
+        check_approved(db, prof)
+        recover(db)
+        manifest = get_manifest(prof.base.model)
+        if engine is None:
+            res = prof.resources
+            engine = Engine(verified_path(prof.base.model),
+                            EngineConfig(n_ctx=res.n_ctx, n_threads=res.threads,
+                                         n_gpu_layers=res.n_gpu_layers),
+                            base_sha256=manifest.sha256)
+        bindings, warnings = adapter_bindings.load(
+            engine, prof, adapter_bindings.resolve(prof, manifest), manifest.sha256)
+        runtime = cls(prof, engine, db_path, bindings, warnings)
+        runtime._local.db = db
+        return runtime
+
+    # --- store access (one connection per thread) -------------------------------------------
+
+    def db(self) -> sqlite_utils.Database:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = self._local.db = open_db(self.db_path)
+        return db
+
+    def new_session(self, title: str = "") -> SessionRecord:
+        return create_session(self.db(), title, profile_id=self.profile.id)
+
+    # --- the turn ----------------------------------------------------------------------------
+
+    def route(self, text: str) -> RouteResult:
+        return route(self.engine, self.profile, text, adapter=self.bindings["L0"].adapter
+                     if "L0" in self.bindings else None, tools=self.tools)
+
+    def run_turn(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        label: str | None = None,
+        parent_id: str | None = HEAD,
+        tool_result_of: str | None = None,
+        on_route: Callable[[RouteResult], None] | None = None,
+        on_text: Callable[[str], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> TurnResult:
+        """Run one turn; returns its committed record. Raises :class:`TurnError` (rolled back)."""
+        started = time.perf_counter()
+        db = self.db()
+        head = get_session(db, session_id).head_turn_id  # the checkpoint
+        parent = head if parent_id == HEAD else parent_id  # retry/edit: branch from parent_id
+        history = branch(db, session_id, parent) if parent else []
+        decision = self._decide(text, label, tool_result_of, db)
+        if on_route:
+            on_route(decision)
+        binding = self.bindings[decision.label]
+        view = self._view(decision.label, history, text)
+        try:
+            done = self._answer(view, binding, session_id, on_text, cancel)
+        except CancelledError as exc:
+            raise TurnError("the turn was cancelled; the session is as it was before it") from exc
+        except MacaronError as exc:
+            raise TurnError(f"the {decision.label} answer failed: {exc}; nothing was saved") from exc
+        record = commit_turn(db, session_id, self._new_turn(text, decision, binding, view, done,
+                                                            started, tool_result_of),
+                             expected_head=head, parent_id=parent)
+        self._summarize_later(record, view, binding, session_id)
+        return TurnResult.of(record)
+
+    def _decide(self, text: str, label: str | None, tool_result_of: str | None,
+                db: sqlite_utils.Database) -> RouteResult:
+        if tool_result_of is not None:
+            return RouteResult(get_turn(db, tool_result_of).label, "sticky")
+        if label is not None:
+            if label not in self.bindings:
+                raise TurnError(f"unknown label {label!r}; this profile has "
+                                f"{', '.join(self.profile.labels)}")
+            return RouteResult(label, "manual")
+        return self.route(text)
+
+    def _view(self, label: str, history: list[TurnRecord], text: str) -> View:
+        known = summaries(self.db(), [t.id for t in history])
+        return build_view(
+            self.profile, label, history, text,
+            summary_of=lambda t: known[t.id].text if t.id in known else self.summary_for(t),
+            count_tokens=self.engine.count_tokens, render=self.engine.render_chat,
+            n_ctx=self.engine.n_ctx, tools=self.tools)
+
+    def _answer(self, view: View, binding: adapter_bindings.Binding, session_id: str,
+                on_text: Callable[[str], None] | None, cancel: threading.Event | None):  # noqa: ANN202
+        s = self.profile.sampling_for(view.label)
+        prompt = self.engine.render_chat(view.messages)
+        budget = min(s.max_tokens or 512, self.engine.n_ctx - self.engine.count_tokens(prompt))
+        stream = self.engine.generate(
+            prompt, adapter=binding.adapter, slot=_slot(session_id, view.label),
+            max_tokens=budget, sampling=_sampling(s))
+        watcher = _cancel_watch(cancel, stream)
+        try:
+            for piece in stream:
+                if on_text:
+                    on_text(piece)
+            return stream.result()
+        finally:
+            if watcher:
+                watcher.set()
+
+    def _new_turn(self, text: str, decision: RouteResult, binding: adapter_bindings.Binding,
+                  view: View, done, started: float, tool_result_of: str | None) -> NewTurn:  # noqa: ANN001
+        total = (time.perf_counter() - started) * 1000
+        meta = {"route_error": decision.error} if decision.error else {}
+        return NewTurn(
+            request=text, answer=done.text.strip(), label=decision.label,
+            route_kind=decision.kind, route_probs=decision.probs,
+            adapter_revision=binding.revision, profile_hash=self.profile.content_hash,
+            timings={"route_ms": decision.ms, "ttft_ms": round(decision.ms + done.ttft_s * 1000, 2),
+                     "answer_ms": round(done.total_s * 1000, 2), "total_ms": round(total, 2)},
+            tokens={"prompt": done.n_prompt, "cached": done.n_reused,
+                    "completion": done.n_generated, "route": decision.n_tokens},
+            compacted=view.compacted > 0, tool_result_of=tool_result_of,
+            meta={**meta, "compacted_turns": view.compacted, "finish": done.finish_reason})
+
+    # --- summaries ---------------------------------------------------------------------------
+
+    def _summarize_later(self, record: TurnRecord, view: View,
+                         binding: adapter_bindings.Binding, session_id: str) -> None:
+        stream = start_summary(self.engine, self.profile, adapter=binding.adapter,
+                               slot=_slot(session_id, record.label), view=view.messages,
+                               answer=record.answer)
+        future = self._summarizer.submit(self._save_summary, record, binding, stream)
+        with self._pending_lock:
+            self._pending[record.id] = future
+
+    def _save_summary(self, record: TurnRecord, binding: adapter_bindings.Binding,
+                      stream) -> str:  # noqa: ANN001
+        try:
+            done = stream.result()
+            text = done.text.strip() or record.request[:200]
+            save_summary(self.db(), record.id, label=record.label, text=text,
+                         n_tokens=done.n_generated, adapter_revision=binding.revision)
+            return text
+        finally:
+            with self._pending_lock:
+                self._pending.pop(record.id, None)
+
+    def summary_for(self, turn: TurnRecord) -> str:
+        """A turn's summary: stored, pending (waited for), or made now (after a restart)."""
+        with self._pending_lock:
+            future = self._pending.get(turn.id)
+        if future is not None:
+            return future.result()
+        known = summaries(self.db(), [turn.id])
+        if turn.id in known:
+            return known[turn.id].text
+        binding = self.bindings.get(turn.label) or adapter_bindings.Binding(turn.label, None, "base")
+        view = [{"role": "system", "content": self.profile.system_prompt(turn.label, self.tools)},
+                {"role": "user", "content": turn.request}]
+        stream = start_summary(self.engine, self.profile, adapter=binding.adapter,
+                               slot="summary:recover", view=view, answer=turn.answer, priority=0)
+        return self._save_summary(turn, binding, stream)
+
+    def finish_pending(self, timeout: float | None = None) -> None:
+        """Wait for background summaries; also writes those a previous run left undone."""
+        with self._pending_lock:
+            futures = list(self._pending.values())
+        for f in futures:
+            f.result(timeout)
+        for turn_id in pending_summaries(self.db()):
+            self.summary_for(get_turn(self.db(), turn_id))
+
+    def close(self) -> None:
+        try:
+            self.finish_pending(timeout=120)
+        except (MacaronError, TimeoutError):
+            pass  # left for the next start: pending_summaries() finds them
+        finally:
+            self._summarizer.shutdown(wait=True)
+            self.engine.close()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _slot(session_id: str, label: str) -> str:
+    return f"view:{session_id}:{label}"
+
+
+def _sampling(s) -> Sampling:  # noqa: ANN001 - hcp SamplingParams with optional fields
+    base = Sampling()
+    return Sampling(
+        temperature=s.temperature if s.temperature is not None else base.temperature,
+        top_k=s.top_k if s.top_k is not None else base.top_k,
+        top_p=s.top_p if s.top_p is not None else base.top_p,
+        min_p=s.min_p if s.min_p is not None else base.min_p,
+        repeat_penalty=s.repeat_penalty if s.repeat_penalty is not None else base.repeat_penalty,
+        seed=s.seed if s.seed is not None else base.seed)
+
+
+def _cancel_watch(cancel: threading.Event | None, stream) -> threading.Event | None:  # noqa: ANN001
+    """Forward an external cancel event to the stream (the engine checks between tokens)."""
+    if cancel is None:
+        return None
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            if cancel.wait(0.05):
+                stream.cancel()
+                return
+
+    threading.Thread(target=watch, daemon=True, name="cancel-watch").start()
+    return done

@@ -1,0 +1,60 @@
+"""A real runtime (embedded model, real SQLite) under a fast test profile."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from macaron_local.turns.pipeline import Runtime
+
+FAST_PROFILE = """
+schema_version = 1
+extends = "tall-local"
+
+[profile]
+id = "test-fast"
+version = "1.0.0"
+description = "tall-local with short answers, for tests"
+
+[summary]
+max_tokens = 40
+
+[sampling.defaults]
+temperature = 0.0
+max_tokens = 24
+
+[sampling.overrides.L2]
+max_tokens = 24
+"""
+
+
+def write_fast_profile(home: Path, extra: str = "", name: str = "test-fast") -> None:
+    folder = home / "config" / "profiles"
+    folder.mkdir(parents=True, exist_ok=True)
+    text = FAST_PROFILE.replace('id = "test-fast"', f'id = "{name}"')
+    (folder / f"{name}.toml").write_text(text + extra)
+
+
+@pytest.fixture(scope="module")
+def runtime_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("rt-home")
+    write_fast_profile(home)
+    return home
+
+
+@pytest.fixture(scope="module")
+def runtime(runtime_home: Path) -> Iterator[Runtime]:
+    old = os.environ.get("MACARON_HOME")
+    os.environ["MACARON_HOME"] = str(runtime_home)
+    try:
+        rt = Runtime.open("test-fast", db_path=runtime_home / "data" / "macaron.db")
+    finally:
+        if old is None:
+            os.environ.pop("MACARON_HOME")
+        else:
+            os.environ["MACARON_HOME"] = old
+    yield rt
+    rt.close()

@@ -1,0 +1,151 @@
+"""The turn pipeline on the real engine and a real SQLite file."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from macaron_local.errors import TurnError
+from macaron_local.store import branch, export_session, import_session, summaries
+from macaron_local.turns.adapters import Binding
+from macaron_local.turns.pipeline import Runtime
+from macaron_local.turns.views import summary_note
+
+
+def test_auto_route_answers_and_records_everything(runtime: Runtime) -> None:
+    s = runtime.new_session("t")
+    pieces: list[str] = []
+    routes = []
+    result = runtime.run_turn(s.id, "What is the capital of Italy?", on_text=pieces.append,
+                              on_route=routes.append)
+    assert result.route in {"auto", "fallback"} and result.label in runtime.profile.labels
+    assert routes[0].label == result.label
+    if result.route == "auto":
+        assert abs(sum(result.route_probs.values()) - 1) < 1e-3
+        assert max(result.route_probs, key=result.route_probs.get) == result.label
+    assert "".join(pieces).strip() == result.answer and result.answer
+    assert result.profile_hash == runtime.profile.content_hash
+    assert {"route_ms", "ttft_ms", "answer_ms", "total_ms"} <= set(result.timings)
+    assert result.tokens["completion"] > 0 and result.tokens["route"] > 0
+    runtime.finish_pending()
+    assert summaries(runtime.db(), [result.turn])[result.turn].text
+
+
+def test_manual_pin_is_recorded(runtime: Runtime) -> None:
+    s = runtime.new_session()
+    result = runtime.run_turn(s.id, "hello there", label="L2")
+    assert (result.label, result.route, result.route_probs) == ("L2", "manual", {})
+
+
+def test_tool_result_is_sticky(runtime: Runtime) -> None:
+    s = runtime.new_session()
+    call = runtime.run_turn(s.id, "list my todos", label="L1")
+    result = runtime.run_turn(s.id, "[tool result] 3 open todos", tool_result_of=call.turn)
+    assert (result.label, result.route) == ("L1", "sticky")
+    assert branch(runtime.db(), s.id)[-1].tool_result_of == call.turn
+
+
+def test_route_failure_falls_back_and_the_turn_goes_on(runtime: Runtime) -> None:
+    s = runtime.new_session()
+    saved = runtime.profile
+    # A decode budget of 1 token cannot finish any label ("L" + digit): a real route failure.
+    runtime.profile = saved.model_copy(
+        update={"router": saved.router.model_copy(update={"decode_budget": 1})})
+    try:
+        result = runtime.run_turn(s.id, "write me a poem about tea")
+    finally:
+        runtime.profile = saved
+    assert (result.label, result.route) == (saved.router.fallback, "fallback")
+    assert result.answer and "route_error" in result.meta
+    assert branch(runtime.db(), s.id)[-1].route_kind == "fallback"
+
+
+def test_answer_failure_rolls_back(runtime: Runtime) -> None:
+    s = runtime.new_session()
+    runtime.run_turn(s.id, "first", label="L0")
+    before = branch(runtime.db(), s.id)
+    saved = runtime.bindings["L2"]
+    runtime.bindings["L2"] = Binding("L2", "not-loaded", "base")
+    try:
+        with pytest.raises(TurnError, match="not-loaded"):
+            runtime.run_turn(s.id, "fix my code", label="L2")
+    finally:
+        runtime.bindings["L2"] = saved
+    assert branch(runtime.db(), s.id) == before
+
+
+def test_views_hold_own_turns_verbatim_and_others_as_summaries(runtime: Runtime) -> None:
+    s = runtime.new_session()
+    plan = ["L0", "L2", "L0", "L2", "L1", "L0"]
+    for i, label in enumerate(plan):
+        runtime.run_turn(s.id, f"question number {i} for {label}", label=label)
+    runtime.finish_pending()
+    history = branch(runtime.db(), s.id)
+    stored = summaries(runtime.db(), [t.id for t in history])
+    assert len(history) == 6 and set(stored) == {t.id for t in history}
+    for label in ("L0", "L1", "L2"):
+        view = runtime._view(label, history, "next question")
+        expected = [view.messages[0]]
+        for t in history:
+            if t.label == label:
+                expected += [{"role": "user", "content": t.request},
+                             {"role": "assistant", "content": t.answer}]
+            else:
+                expected.append(summary_note(t, stored[t.id].text))
+        expected.append({"role": "user", "content": "next question"})
+        assert view.messages == expected
+        assert view.compacted == 0
+        assert set(view.own_turns) == {t.id for t in history if t.label == label}
+
+
+def test_compaction_replaces_oldest_own_turns_with_summaries(runtime: Runtime) -> None:
+    s = runtime.new_session()
+    filler = "Here is some background about my garden. " * 40
+    for i in range(3):
+        runtime.run_turn(s.id, f"{filler} Question {i}: what should I plant?", label="L0")
+    runtime.finish_pending()
+    history = branch(runtime.db(), s.id)
+    full = runtime._view("L0", history, "and now?")
+    n_full = runtime.engine.count_tokens(runtime.engine.render_chat(full.messages))
+    from macaron_local.turns.views import build_view
+
+    small = build_view(runtime.profile, "L0", history, "and now?",
+                       summary_of=runtime.summary_for, count_tokens=runtime.engine.count_tokens,
+                       render=runtime.engine.render_chat,
+                       n_ctx=n_full - 50 + runtime.profile.memory.answer_reserve)
+    assert small.compacted >= 1
+    assert small.summarized[0] == history[0].id  # the oldest goes first
+    assert history[-1].id in small.own_turns  # the newest stays verbatim
+    text = " ".join(m["content"] for m in small.messages)
+    assert "Question 0" not in text and "Question 2" in text
+
+
+def test_cancel_rolls_back(runtime: Runtime) -> None:
+    s = runtime.new_session()
+    runtime.run_turn(s.id, "first", label="L0")
+    before = branch(runtime.db(), s.id)
+    cancel = threading.Event()
+    with pytest.raises(TurnError, match="cancelled"):
+        runtime.run_turn(s.id, "tell me a long story", label="L0", cancel=cancel,
+                         on_text=lambda _p: cancel.set())
+    assert branch(runtime.db(), s.id) == before
+
+
+def test_retry_creates_a_branch_and_keeps_the_old_one(runtime: Runtime) -> None:
+    s = runtime.new_session()
+    first = runtime.run_turn(s.id, "name a fruit", label="L0")
+    retry = runtime.run_turn(s.id, "name a vegetable", label="L0", parent_id=None)
+    assert [t.id for t in branch(runtime.db(), s.id)] == [retry.turn]
+    assert [t.id for t in branch(runtime.db(), s.id, first.turn)] == [first.turn]
+
+
+def test_export_import_round_trip(runtime: Runtime) -> None:
+    s = runtime.new_session("round trip")
+    runtime.run_turn(s.id, "hi", label="L0")
+    runtime.run_turn(s.id, "write hello world in python", label="L2")
+    runtime.finish_pending()
+    exported = export_session(runtime.db(), s.id, fmt="json")
+    new_id = import_session(runtime.db(), exported)
+    a, b = branch(runtime.db(), s.id), branch(runtime.db(), new_id)
+    assert [(t.request, t.answer, t.label) for t in a] == [(t.request, t.answer, t.label) for t in b]
