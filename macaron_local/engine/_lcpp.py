@@ -149,10 +149,10 @@ def set_adapter(ctx, adapter, scale: float = 1.0) -> None:  # noqa: ANN001
 class ContextParams:
     n_ctx: int = 4096
     n_batch: int = 512
-    n_seq_max: int = 8
-    n_threads: int = 2
+    n_threads: int = 1  # generation (memory-bound)
+    n_threads_batch: int = 2  # prompt processing (compute-bound)
     flash_attn: bool | None = None  # None = llama.cpp's AUTO
-    kv_f32: bool = False  # F32 KV (exact parity tests); default f16
+    kv_type: str = "f16"  # "f16" | "q8_0" (half the KV memory; needs flash attention) | "f32"
 
 
 def new_context(model, p: ContextParams):  # noqa: ANN001, ANN201
@@ -160,13 +160,12 @@ def new_context(model, p: ContextParams):  # noqa: ANN001, ANN201
     cp = L.llama_context_default_params()
     cp.n_ctx = p.n_ctx
     cp.n_batch = cp.n_ubatch = p.n_batch
-    cp.n_seq_max = p.n_seq_max
-    cp.kv_unified = True  # one pool of cells shared by all sequences (one per adapter slot)
-    cp.n_threads = cp.n_threads_batch = p.n_threads
+    cp.n_seq_max = 1  # one resident sequence; parked slots live as state snapshots
+    cp.n_threads, cp.n_threads_batch = p.n_threads, p.n_threads_batch
     if p.flash_attn is not None:
         cp.flash_attn_type = 1 if p.flash_attn else 0
-    if p.kv_f32:
-        cp.type_k = cp.type_v = L.GGML_TYPE_F32
+    kv = {"f16": L.GGML_TYPE_F16, "q8_0": L.GGML_TYPE_Q8_0, "f32": L.GGML_TYPE_F32}[p.kv_type]
+    cp.type_k = cp.type_v = kv
     return L.llama_init_from_model(model, cp)
 
 
@@ -181,6 +180,20 @@ def context_size(ctx) -> int:  # noqa: ANN001
 def seq_remove(ctx, seq: int, p0: int = 0, p1: int = -1) -> bool:  # noqa: ANN001
     L = lib()
     return bool(L.llama_memory_seq_rm(L.llama_get_memory(ctx), seq, p0, p1))
+
+
+def seq_save(ctx, seq: int):  # noqa: ANN001, ANN201 - a ctypes byte buffer
+    """Copy one sequence's KV state (only its used cells) into host memory."""
+    L = lib()
+    n = L.llama_state_seq_get_size(ctx, seq)
+    buf = (ctypes.c_uint8 * n)()
+    got = L.llama_state_seq_get_data(ctx, buf, n, seq)
+    return buf if got == n else (ctypes.c_uint8 * got).from_buffer_copy(buf, 0)
+
+
+def seq_restore(ctx, seq: int, buf) -> bool:  # noqa: ANN001
+    """Load a state saved by :func:`seq_save` into ``seq``; False when it did not fit."""
+    return bool(lib().llama_state_seq_set_data(ctx, buf, len(buf), seq))
 
 
 def memory_clear(ctx) -> None:  # noqa: ANN001

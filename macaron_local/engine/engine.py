@@ -23,7 +23,7 @@ from macaron_local.engine import _lcpp
 from macaron_local.engine.gguf_model import ModelInfo, inspect_model
 from macaron_local.engine.grammar import validate_gbnf
 from macaron_local.engine.lora_io import check_lora, read_lora
-from macaron_local.engine.slots import Slot, SlotTable
+from macaron_local.engine.slots import SEQ, Slot, SlotTable
 from macaron_local.engine.tokenizer import Vocab
 from macaron_local.engine.types import GREEDY, AdapterInfo, Completion, Sampling
 from macaron_local.engine.worker import BACKGROUND, INTERACTIVE, Job, Stream, Worker
@@ -42,22 +42,29 @@ __all__ = ["BACKGROUND", "INTERACTIVE", "Engine", "EngineConfig"]
 
 @dataclass(frozen=True)
 class EngineConfig:
-    """Resources for one engine. ``n_ctx`` is the KV pool shared by all slots and the longest
-    prompt + answer one request may use."""
+    """Resources for one engine.
+
+    ``n_ctx`` is the longest prompt + answer one request may use (the resident KV sequence).
+    ``n_threads`` 0 means half the cores for generation (memory-bound: more threads only
+    contend) and all cores for prompt processing. ``snapshot_mb`` caps the host memory that
+    parked slots' KV snapshots may hold.
+    """
 
     n_ctx: int = 4096
     n_batch: int = 512
-    n_seq_max: int = 8
-    n_threads: int = 0  # 0 = all cores
+    n_threads: int = 0
     n_gpu_layers: int = 0
-    flash_attn: bool | None = None
-    kv_f32: bool = False
+    flash_attn: bool | None = None  # None = llama.cpp's AUTO
+    kv_type: str = "f16"  # "f16" | "q8_0" | "f32" (exact parity tests)
+    snapshot_mb: int = 256
 
     def context_params(self) -> _lcpp.ContextParams:
-        threads = self.n_threads or max(1, os.cpu_count() or 1)
+        cores = max(1, os.cpu_count() or 1)
+        gen = self.n_threads or max(1, cores // 2)
         return _lcpp.ContextParams(
-            n_ctx=self.n_ctx, n_batch=self.n_batch, n_seq_max=self.n_seq_max,
-            n_threads=threads, flash_attn=self.flash_attn, kv_f32=self.kv_f32,
+            n_ctx=self.n_ctx, n_batch=self.n_batch, n_threads=gen,
+            n_threads_batch=self.n_threads or cores, flash_attn=self.flash_attn,
+            kv_type=self.kv_type,
         )
 
 
@@ -95,7 +102,11 @@ class Engine:
         self.vocab = Vocab(self._model, self.info.chat_template)
         self.n_ctx = _lcpp.context_size(self._ctx)
         self._batch = _lcpp.Batch(self.config.n_batch)
-        self._slots = SlotTable(self.config.n_seq_max, lambda seq: _lcpp.seq_remove(self._ctx, seq))
+        self._slots = SlotTable(
+            save=lambda: _lcpp.seq_save(self._ctx, SEQ),
+            restore=lambda buf: _lcpp.seq_restore(self._ctx, SEQ, buf),
+            clear=lambda: _lcpp.seq_remove(self._ctx, SEQ, 0, -1),
+            budget_bytes=self.config.snapshot_mb << 20)
 
     def close(self) -> None:
         """Free everything (idempotent)."""
@@ -249,27 +260,33 @@ class Engine:
         def run() -> np.ndarray:
             self._activate(adapter)
             slot = self._slots.get("__scratch__", adapter)
-            self._slots._wipe(slot)
+            self._slots.enter(slot)
+            self._slots.wipe(slot)
             rows = []
             for start in range(0, len(tokens), self.config.n_batch):
                 chunk = list(tokens[start:start + self.config.n_batch])
                 if all_positions:
-                    self._batch.fill_all_logits(chunk, start, slot.seq)
+                    self._batch.fill_all_logits(chunk, start, SEQ)
                 else:
                     last = start + len(chunk) >= len(tokens)
-                    self._batch.fill(chunk, start, slot.seq, logits_last=last)
-                self._decode(slot)
+                    self._batch.fill(chunk, start, SEQ, logits_last=last)
+                self._decode()
                 slot.tokens.extend(chunk)
                 n = len(chunk) if all_positions else 1
                 rows += [_lcpp.logits(self._ctx, i if all_positions else -1, self.vocab.n_vocab)
                          for i in range(n)]
-            self._slots._wipe(slot)
+            self._slots.wipe(slot)
             return np.stack(rows) if all_positions else rows[-1]
 
         return self._worker.call(run)
 
     def slots(self) -> dict[str, tuple[str | None, int]]:
+        """Slot key -> (adapter, tokens held), resident or parked."""
         return self._worker.call(self._slots.snapshot)
+
+    def parked_bytes(self) -> int:
+        """Host memory held by parked slots' KV snapshots."""
+        return self._worker.call(self._slots.parked_bytes)
 
     def reset(self) -> None:
         """Drop every slot's KV (the next request of each slot evaluates its whole prompt)."""
@@ -282,6 +299,7 @@ class Engine:
         out = Completion(n_prompt=len(req.tokens), queue_s=started - stream.submitted)
         self._activate(req.adapter)
         slot = self._slots.get(req.key, req.adapter)
+        self._slots.enter(slot)
         out.n_reused, out.n_evaluated = self._feed(slot, req.tokens)
         out.prompt_s = time.perf_counter() - started
         chain = self._sampler(req)
@@ -322,7 +340,8 @@ class Engine:
                 break
             context.append(token)
             yield
-            self._activate(req.adapter)  # a parked job may resume after another adapter ran
+            self._activate(req.adapter)  # a parked job may resume after another one ran
+            self._slots.enter(slot)
             self._feed(slot, context)
         tail = text.flush(out.finish_reason == "stop")
         if tail:
@@ -346,27 +365,24 @@ class Engine:
         keep = _common_prefix(slot.tokens, tokens)
         keep = min(keep, len(tokens) - 1)  # the last token is always evaluated for its logits
         if keep < len(slot.tokens):
-            if not _lcpp.seq_remove(self._ctx, slot.seq, keep, -1):
-                _lcpp.seq_remove(self._ctx, slot.seq, 0, -1)
+            if not _lcpp.seq_remove(self._ctx, SEQ, keep, -1):
+                _lcpp.seq_remove(self._ctx, SEQ, 0, -1)
                 keep = 0
             del slot.tokens[keep:]
         todo = tokens[keep:]
         for start in range(0, len(todo), self.config.n_batch):
             chunk = todo[start:start + self.config.n_batch]
             last = start + len(chunk) >= len(todo)
-            self._batch.fill(chunk, len(slot.tokens), slot.seq, logits_last=last)
-            self._decode(slot)
+            self._batch.fill(chunk, len(slot.tokens), SEQ, logits_last=last)
+            self._decode()
             slot.tokens.extend(chunk)
         return keep, len(todo)
 
-    def _decode(self, slot: Slot) -> None:
-        while True:
-            rc = _lcpp.decode(self._ctx, self._batch)
-            if rc == 0:
-                return
-            if rc == 1 and self._slots.evict_lru(keep=slot):
-                continue  # the pool was full: another slot's KV was dropped; retry
-            raise DecodeError(f"llama_decode failed with code {rc}")
+    def _decode(self) -> None:
+        rc = _lcpp.decode(self._ctx, self._batch)
+        if rc != 0:
+            raise DecodeError(f"llama_decode failed with code {rc}"
+                              + (" (no room left in the KV cache)" if rc == 1 else ""))
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,13 @@
-"""KV slots: one llama.cpp sequence per (adapter, purpose), in one unified KV pool.
+"""KV slots: one conversation prefix per (adapter, purpose), one of them resident at a time.
 
-Owns which sequence id holds which tokens under which adapter. A slot is bound to one adapter;
-asking for it under another adapter wipes it first, so a prefix computed under one adapter is
-never reused under another (the contamination bug of llama.cpp's server, #26207). When the pool
-or the sequence ids run out, the least recently used slot is evicted (its KV dropped; it is
-re-evaluated the next time it is used).
+Owns which tokens each slot holds under which adapter. The context has one KV sequence; the slot
+using it is *resident*. Switching to another slot parks the resident one as a state snapshot in
+host memory (``llama_state_seq_get_data``, a copy of only its used cells) and restores the
+target's snapshot (``llama_state_seq_set_data``, a few ms), so each adapter's prefix is reused
+turn after turn, a decode attends only over its own cells, and KV computed under one adapter is
+never reused under another: a slot asked for under another adapter is wiped first (the
+contamination bug of llama.cpp's server, #26207). Snapshots beyond the memory budget are
+dropped least recently used first; that slot is re-evaluated on its next use.
 """
 
 from __future__ import annotations
@@ -12,62 +15,90 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
+SEQ = 0  # the one KV sequence the resident slot uses
+
 
 @dataclass
 class Slot:
     key: str
-    seq: int
     adapter: str | None
-    tokens: list[int] = field(default_factory=list)  # exactly what is in this sequence's KV
+    tokens: list[int] = field(default_factory=list)  # exactly what its KV (or snapshot) holds
+    snapshot: object | None = None  # ctypes buffer while parked
     last_used: int = 0
+
+    @property
+    def snapshot_bytes(self) -> int:
+        return len(self.snapshot) if self.snapshot is not None else 0  # type: ignore[arg-type]
 
 
 class SlotTable:
-    """Maps slot keys to sequence ids, with LRU eviction. Calls ``drop(seq)`` to clear a sequence."""
+    """Slots by key, the resident one, and the parking policy.
 
-    def __init__(self, n_seq: int, drop) -> None:  # noqa: ANN001 - Callable[[int], None]
-        self._free = list(range(n_seq - 1, -1, -1))
+    ``save()`` returns the resident sequence's state, ``restore(buf)`` loads one (False if it
+    did not fit), ``clear()`` empties the sequence; the engine supplies them (llama.cpp calls).
+    """
+
+    def __init__(self, save, restore, clear, budget_bytes: int) -> None:  # noqa: ANN001
+        self._save, self._restore, self._clear = save, restore, clear
+        self.budget = budget_bytes
         self._slots: dict[str, Slot] = {}
-        self._drop = drop
+        self.resident: Slot | None = None
         self._clock = itertools.count(1)
 
     def get(self, key: str, adapter: str | None) -> Slot:
         slot = self._slots.get(key)
-        if slot is not None and slot.adapter != adapter:
-            self._wipe(slot)
-            slot.adapter = adapter
         if slot is None:
-            if not self._free:
-                self.evict_lru(keep=None, release=True)
-            slot = self._slots[key] = Slot(key=key, seq=self._free.pop(), adapter=adapter)
+            slot = self._slots[key] = Slot(key=key, adapter=adapter)
+        elif slot.adapter != adapter:
+            self.wipe(slot)
+            slot.adapter = adapter
         slot.last_used = next(self._clock)
         return slot
 
-    def _wipe(self, slot: Slot) -> None:
-        self._drop(slot.seq)
-        slot.tokens.clear()
+    def enter(self, slot: Slot) -> None:
+        """Make ``slot`` resident: park the current one, restore ``slot``'s snapshot."""
+        current = self.resident
+        if current is slot:
+            return
+        if current is not None:
+            current.snapshot = self._save() if current.tokens else None
+            self._clear()
+        self.resident = slot
+        if slot.snapshot is not None:
+            buf, slot.snapshot = slot.snapshot, None
+            if not self._restore(buf):
+                slot.tokens.clear()
+                self._clear()
+        self._enforce_budget()
 
-    def evict_lru(self, keep: Slot | None, release: bool = False) -> bool:
-        """Drop the KV of the least recently used slot other than ``keep``; False if none."""
-        victims = [s for s in self._slots.values() if s is not keep and (s.tokens or release)]
-        if not victims:
-            return False
-        victim = min(victims, key=lambda s: s.last_used)
-        self._wipe(victim)
-        if release:
-            del self._slots[victim.key]
-            self._free.append(victim.seq)
-        return True
+    def wipe(self, slot: Slot) -> None:
+        slot.tokens.clear()
+        slot.snapshot = None
+        if slot is self.resident:
+            self._clear()
+
+    def _enforce_budget(self) -> None:
+        parked = sorted((s for s in self._slots.values() if s.snapshot is not None),
+                        key=lambda s: s.last_used)
+        total = sum(s.snapshot_bytes for s in parked)
+        for victim in parked:
+            if total <= self.budget:
+                break
+            total -= victim.snapshot_bytes
+            self.wipe(victim)
 
     def forget_adapter(self, adapter: str) -> None:
         for slot in self._slots.values():
             if slot.adapter == adapter:
-                self._wipe(slot)
+                self.wipe(slot)
 
     def clear(self) -> None:
         for slot in self._slots.values():
-            self._wipe(slot)
+            self.wipe(slot)
 
     def snapshot(self) -> dict[str, tuple[str | None, int]]:
         """key -> (adapter, tokens held): for status displays and tests."""
         return {k: (s.adapter, len(s.tokens)) for k, s in self._slots.items()}
+
+    def parked_bytes(self) -> int:
+        return sum(s.snapshot_bytes for s in self._slots.values())

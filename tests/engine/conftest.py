@@ -31,7 +31,7 @@ def adapter_dir(tmp_path_factory: pytest.TempPathFactory, model_path: Path) -> P
 
 @pytest.fixture(scope="module")
 def engine(model_path: Path, adapter_dir: Path):
-    eng = Engine(model_path, EngineConfig(n_ctx=2048, n_seq_max=8))
+    eng = Engine(model_path, EngineConfig(n_ctx=2048))
     for name in ("zero", "a", "b"):
         eng.load_adapter(name, adapter_dir / f"{name}.gguf")
     yield eng

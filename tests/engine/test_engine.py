@@ -190,3 +190,18 @@ def test_requests_from_many_threads_are_serialised(engine: Engine) -> None:
     for t in threads:
         t.join()
     assert results == [ref] * 4
+
+
+def test_parked_slots_beyond_the_budget_are_dropped_then_rebuilt(model_path) -> None:  # noqa: ANN001
+    with Engine(model_path, EngineConfig(n_ctx=1024, snapshot_mb=0)) as eng:
+        p1 = chat(eng, "What is a cloud?")
+        first = eng.complete(p1, slot="one", max_tokens=8)
+        eng.complete(chat(eng, "What is a river?"), slot="two", max_tokens=8)  # parks "one"
+        assert eng.parked_bytes() == 0  # over the 0 MB budget: dropped
+        again = eng.complete(p1, slot="one", max_tokens=8)
+        assert again.n_reused == 0 and again.tokens == first.tokens
+    with Engine(model_path, EngineConfig(n_ctx=1024)) as eng:
+        eng.complete(p1, slot="one", max_tokens=8)
+        eng.complete(chat(eng, "What is a river?"), slot="two", max_tokens=8)
+        assert eng.parked_bytes() > 0
+        assert eng.complete(p1, slot="one", max_tokens=8).n_reused == len(eng.tokenize(p1)) - 1
