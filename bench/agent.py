@@ -1,0 +1,170 @@
+"""Benchmark: the L1 agent on multi-step personal tasks, REPL composition vs discrete calls.
+
+Run ``python bench/agent.py`` (scripted oracle policies, no model) or add ``--model`` to drive
+the real L1 adapter of a profile through the engine (``--profile tall-local``). Every task runs
+in a fresh temporary world (``bench/agent_tasks/seed.py``) with a fixed clock; the REPL mode
+composes calls in the sandboxed REPL (```repl blocks), the discrete mode calls one tool per
+model turn (```call blocks). Prints success rate and model round-trips per task and mode.
+
+A benchmark, not a test: it asserts nothing and is never collected by pytest. Writes only to
+its temporary folders (and ``--json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import statistics
+import sys
+import tempfile
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from agent_tasks.seed import NOW, seed  # noqa: E402
+from agent_tasks.tasks import TASKS, C, Task, World  # noqa: E402
+
+from macaron_local.agent.loop import run_agent  # noqa: E402
+from macaron_local.agent.repl import Repl  # noqa: E402
+from macaron_local.agent.sandbox import SandboxPolicy  # noqa: E402
+from macaron_local.agent.tools import ToolContext, ToolGate, ToolRegistry  # noqa: E402
+from macaron_local.plugins.manager import PluginManager  # noqa: E402
+
+Step = Callable[[list[dict[str, str]]], str]
+MAX_STEPS = 40
+
+
+def oracle_step(gen: Generator[Any, Any, str], mode: str) -> Step:
+    """Turn a scripted policy into the ``step`` function the agent loop calls."""
+    started = False
+
+    def step(messages: list[dict[str, str]]) -> str:
+        nonlocal started
+        try:
+            if not started:
+                started = True
+                action = next(gen)
+            else:
+                result = messages[-1]["content"]
+                action = gen.send(result if mode == "repl" else _parse(result))
+        except StopIteration as stop:
+            return str(stop.value)
+        if isinstance(action, C):
+            return "```call\n" + json.dumps({"tool": action.tool, "args": action.args}) + "\n```"
+        return f"```repl\n{action}\n```"
+
+    return step
+
+
+def _parse(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def model_step(runtime: Any, system: str) -> Step:
+    """The real L1 adapter: the profile's L1 system prompt, the episode, greedy decoding."""
+    binding = runtime.bindings["L1"]
+    from macaron_local.engine import Sampling
+
+    def step(messages: list[dict[str, str]]) -> str:
+        view = [{"role": "system", "content": system}] + [
+            m if m["role"] != "tool" else {"role": "user", "content": "[tool] " + m["content"]}
+            for m in messages]
+        prompt = runtime.engine.render_chat(view)
+        stream = runtime.engine.generate(prompt, adapter=binding.adapter, max_tokens=384,
+                                         sampling=Sampling(temperature=0.0), stop=["\n```\n"])
+        text = stream.result().text
+        return text + "\n```" if text.count("```") == 1 else text
+
+    return step
+
+
+def run_task(task: Task, mode: str, registry: ToolRegistry, make_step: Callable[..., Step],
+             root: Path) -> dict[str, Any]:
+    world = World(root / "data", root / "workspace")
+    world.workspace.mkdir(parents=True)
+    seed(world.data_dir, world.workspace)
+    ctx = ToolContext(workspace=world.workspace, data_dir=world.data_dir, clock=lambda: NOW)
+    gate = ToolGate(registry, allow=["*"], auto_approve=["*"], context=ctx,
+                    confirm=lambda tool, args: True)
+    policy = SandboxPolicy(workspace=str(world.workspace))
+    with Repl(policy, gate) as repl:
+        step = make_step(task, mode)
+        msgs = [{"role": "user", "content": task.request}]
+        try:
+            out = run_agent(step, msgs, repl if mode == "repl" else None, gate,
+                            max_steps=MAX_STEPS)
+            ok = out.finished and task.check(out.text, world)
+            trips, answer = out.round_trips, out.text
+            errors = sum(c.status != "ok" for c in out.calls)
+        except Exception as exc:  # noqa: BLE001 - a failing policy fails its task only
+            ok, trips, answer, errors = False, 0, f"{type(exc).__name__}: {exc}", 1
+    return {"task": task.id, "mode": mode, "ok": bool(ok), "round_trips": trips,
+            "tool_errors": errors, "answer": answer}
+
+
+def summarise(rows: list[dict[str, Any]], modes: list[str]) -> None:
+    by = {(r["task"], r["mode"]): r for r in rows}
+    ids = sorted({r["task"] for r in rows}, key=[t.id for t in TASKS].index)
+    head = f"{'task':<20}" + "".join(f"{m + ' ok':>9}{m + ' trips':>12}" for m in modes)
+    print(head)
+    for tid in ids:
+        print(f"{tid:<20}" + "".join(
+            f"{'yes' if by[tid, m]['ok'] else 'NO':>9}{by[tid, m]['round_trips']:>12}"
+            for m in modes))
+    print()
+    for m in modes:
+        rs = [r for r in rows if r["mode"] == m]
+        trips = [r["round_trips"] for r in rs]
+        print(f"{m:>5}: success {sum(r['ok'] for r in rs)}/{len(rs)} "
+              f"({100 * sum(r['ok'] for r in rs) / len(rs):.1f}%), round-trips mean "
+              f"{statistics.mean(trips):.2f}, median {statistics.median(trips)}, "
+              f"max {max(trips)}, total {sum(trips)}")
+    if set(modes) == {"repl", "fc"}:
+        tot = {m: sum(r["round_trips"] for r in rows if r["mode"] == m) for m in modes}
+        worst = max(ids, key=lambda t: by[t, "fc"]["round_trips"] - by[t, "repl"]["round_trips"])
+        print(f"round-trip reduction: {tot['fc']} -> {tot['repl']} "
+              f"({tot['fc'] / max(tot['repl'], 1):.2f}x); largest on {worst}: "
+              f"{by[worst, 'fc']['round_trips']} -> {by[worst, 'repl']['round_trips']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mode", choices=["repl", "fc", "both"], default="both")
+    ap.add_argument("--model", action="store_true", help="drive the real L1 adapter")
+    ap.add_argument("--profile", default="tall-local")
+    ap.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
+    ap.add_argument("--json", type=Path, help="write the per-task rows here")
+    args = ap.parse_args(argv)
+    modes = ["repl", "fc"] if args.mode == "both" else [args.mode]
+    tasks = [t for t in TASKS if not args.tasks or t.id in args.tasks.split(",")]
+    manager = PluginManager(entry_points=False, user_dir=Path("/nonexistent"))
+    manager.load()
+    registry = manager.registry()
+    if args.model:
+        from macaron_local.turns.pipeline import Runtime
+
+        runtime = Runtime.open(args.profile)
+        system = runtime.profile.system_prompt("L1", registry.descriptions())
+        make_step: Callable[..., Step] = lambda task, mode: model_step(runtime, system)  # noqa: E731
+    else:
+        make_step = lambda task, mode: oracle_step(  # noqa: E731
+            (task.repl if mode == "repl" else task.fc)(), mode)
+    rows = []
+    for task in tasks:
+        for mode in modes:
+            with tempfile.TemporaryDirectory(prefix=f"agent-{task.id}-") as tmp:
+                rows.append(run_task(task, mode, registry, make_step, Path(tmp)))
+    summarise(rows, modes)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

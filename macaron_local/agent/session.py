@@ -1,0 +1,52 @@
+"""One session's agent: the gate, the REPL and the toolsmith built from a profile.
+
+Owns wiring only: it reads the profile's ``[tools.allow]`` for the label and ``[repl]`` for the
+sandbox, takes the tools the plugins registered, and exposes ``run(step, messages)``. The turn
+pipeline keeps one per session (the REPL namespace lives as long as the session) and closes it
+with the session. It must not call the model or write to the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from macaron_local import paths
+from macaron_local.agent.loop import DEFAULT_MAX_STEPS, AgentOutcome, Step, run_agent
+from macaron_local.agent.repl import Repl
+from macaron_local.agent.sandbox import SandboxPolicy
+from macaron_local.agent.tools import ConfirmFn, ToolContext, ToolGate, ToolRegistry
+from macaron_local.agent.toolsmith import Toolsmith
+
+if TYPE_CHECKING:
+    from macaron_local.hcp.schema import Profile
+
+
+class AgentSession:
+    """The agent side of one chat session (one REPL child, started on first use)."""
+
+    def __init__(self, profile: Profile, registry: ToolRegistry, *, label: str = "L1",
+                 confirm: ConfirmFn | None = None, auto_approve: Sequence[str] = (),
+                 workspace: Path | None = None, context: ToolContext | None = None) -> None:
+        ws = workspace or (context.workspace if context else paths.data_dir() / "workspace")
+        self.context = context or ToolContext(workspace=ws, data_dir=paths.data_dir())
+        self.policy = SandboxPolicy.from_profile(profile.repl, ws)
+        self.toolsmith = Toolsmith(self.policy, reserved=frozenset(registry.modules))
+        if "toolsmith.save" not in registry.tools:
+            self.toolsmith.register(registry)
+        self.gate = ToolGate(registry, allow=profile.tool_patterns(label), confirm=confirm,
+                             auto_approve=auto_approve, context=self.context)
+        self.repl = Repl(self.policy, self.gate, promoted=self.toolsmith.promoted,
+                         on_tool_failed=self.toolsmith.record_failure)
+
+    def tool_descriptions(self) -> dict[str, str]:
+        """``module -> one line`` of the tools this label may use (router and L1 ``{tools}``)."""
+        return self.gate.descriptions()
+
+    def run(self, step: Step, messages: list[dict[str, str]], *,
+            max_steps: int = DEFAULT_MAX_STEPS) -> AgentOutcome:
+        return run_agent(step, messages, self.repl, self.gate, max_steps=max_steps)
+
+    def close(self) -> None:
+        self.repl.close()

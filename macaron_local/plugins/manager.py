@@ -1,0 +1,351 @@
+"""Finding, loading, isolating and reloading plugins; collecting what they register.
+
+Owns discovery (the bundled ``macaron_local.bundled.plugins`` package, the entry-point group
+``macaron_local.plugins``, the user folder ``<config_dir>/plugins``), the enabled/disabled state,
+calling each plugin's hooks in a worker thread under a timeout (a plugin that raises or hangs
+becomes a ``failed`` entry and a :class:`PluginEvent`, never an exception that takes the app
+down), and safe reload (the old version stays when the new one fails). It must not run tools
+(the gate does) nor watch files itself (``reload.py`` enqueues paths; ``process`` applies them).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import pkgutil
+import sys
+import threading
+import time
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import pluggy
+
+from macaron_local import paths
+from macaron_local.agent.tools import ToolRegistry, ToolSpec
+from macaron_local.errors import PluginError
+from macaron_local.plugins import hookspecs, state
+
+ENTRY_POINT_GROUP = "macaron_local.plugins"
+BUNDLED_PACKAGE = "macaron_local.bundled.plugins"
+USER_PACKAGE = "macaron_user_plugins"
+HOOKS = ("register_tools", "register_skills", "register_components", "register_commands")
+Source = Literal["bundled", "entrypoint", "user"]
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    name: str
+    source: Source
+    origin: str  # module name, entry point or file path
+    status: Literal["loaded", "disabled", "failed"] = "loaded"
+    error: str = ""
+    tools: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PluginEvent:
+    kind: str  # loaded, failed, disabled, reloaded, reload_failed, unloaded, conflict
+    plugin: str
+    message: str = ""
+    at: float = field(default_factory=time.time)
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    func: Callable[[str], str]
+    help: str
+    plugin: str
+
+
+@dataclass
+class Registrations:
+    """What one plugin registered (buffered; merged only if its hooks all finished)."""
+
+    tools: list[ToolSpec] = field(default_factory=list)
+    modules: dict[str, str] = field(default_factory=dict)
+    skills: list[tuple[str, str]] = field(default_factory=list)
+    components: dict[str, dict[str, Any]] = field(default_factory=dict)
+    commands: dict[str, Command] = field(default_factory=dict)
+
+
+class ToolRegistrar:
+    """The ``register`` given to ``register_tools``."""
+
+    def __init__(self, plugin: str, regs: Registrations) -> None:
+        self._plugin, self._regs = plugin, regs
+
+    def __call__(self, func: Callable[..., Any], *, name: str, description: str = "",
+                 side_effect: bool = False, always_confirm: bool = False,
+                 discrete: bool = False) -> None:
+        doc = description or (func.__doc__ or "").strip().split("\n")[0]
+        self._regs.tools.append(ToolSpec(name, func, doc, side_effect, always_confirm,
+                                          discrete, self._plugin))
+
+    def module(self, name: str, description: str) -> None:
+        self._regs.modules[name] = description
+
+
+def _registrar(hook: str, plugin: str, regs: Registrations) -> Callable[..., Any]:
+    if hook == "register_tools":
+        return ToolRegistrar(plugin, regs)
+    if hook == "register_skills":
+        return lambda label, text: regs.skills.append((str(label), str(text)))
+    if hook == "register_components":
+        return lambda type_name, spec: regs.components.__setitem__(str(type_name), dict(spec))
+    return lambda name, func, help="": regs.commands.__setitem__(  # noqa: A006
+        str(name), Command(str(name), func, help, plugin))
+
+
+def call_with_timeout(fn: Callable[[], Any], timeout_s: float, what: str) -> Any:
+    """Run ``fn`` in a daemon thread; PluginError if it raises or outlives ``timeout_s``.
+
+    A hung thread cannot be killed in Python: it is abandoned (daemon) and its late effects are
+    discarded by the caller, which only merges buffered registrations.
+    """
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - reported as PluginError below
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, daemon=True, name=f"plugin:{what}")
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        raise PluginError(f"{what} did not finish within {timeout_s:g}s")
+    if "error" in box:
+        exc = box["error"]
+        raise PluginError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
+    return box.get("value")
+
+
+@dataclass
+class _Loaded:
+    info: PluginInfo
+    module: Any
+    regs: Registrations
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    name: str
+    source: Source
+    origin: str
+    load: Callable[[], Any]
+
+
+class PluginManager:
+    """All plugins of one app. ``load()`` once, then ``registry()``, ``skills()``, ..."""
+
+    def __init__(self, *, config_dir: Path | None = None, user_dir: Path | None = None,
+                 bundled: bool = True, entry_points: bool = True,
+                 hook_timeout_s: float = 5.0) -> None:
+        self.config_dir = config_dir
+        self.user_dir = user_dir
+        self.use_bundled, self.use_entry_points = bundled, entry_points
+        self.hook_timeout_s = hook_timeout_s
+        self.events: list[PluginEvent] = []
+        self._pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self._pm.add_hookspecs(hookspecs)
+        self._loaded: dict[str, _Loaded] = {}
+        self._infos: dict[str, PluginInfo] = {}
+        self._lock = threading.RLock()
+
+    @property
+    def plugin_dir(self) -> Path:
+        return self.user_dir or (self.config_dir or paths.config_dir()) / "plugins"
+
+    # --- discovery and loading -------------------------------------------------------------
+
+    def discover(self) -> list[_Candidate]:
+        found: list[_Candidate] = []
+        if self.use_bundled:
+            pkg = importlib.import_module(BUNDLED_PACKAGE)
+            for mod in pkgutil.iter_modules(pkg.__path__):
+                if not mod.name.startswith("_"):
+                    full = f"{BUNDLED_PACKAGE}.{mod.name}"
+                    found.append(_Candidate(mod.name, "bundled", full,
+                                            lambda f=full: importlib.import_module(f)))
+        if self.use_entry_points:
+            for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+                found.append(_Candidate(ep.name, "entrypoint", ep.value, ep.load))
+        folder = self.plugin_dir
+        if folder.is_dir():
+            for path in sorted(folder.glob("*.py")):
+                if not path.name.startswith("_"):
+                    found.append(_Candidate(path.stem, "user", str(path),
+                                            lambda p=path: load_file(p)))
+        return found
+
+    def load(self) -> list[PluginEvent]:
+        """Load every enabled plugin; returns the events of this load."""
+        start = len(self.events)
+        off = state.disabled(self.config_dir)
+        with self._lock:
+            for cand in self.discover():
+                if cand.name in self._infos:
+                    first = self._infos[cand.name].origin
+                    self._event("conflict", cand.name, f"{cand.origin} ignored: a plugin named "
+                                f"{cand.name!r} is already loaded from {first}")
+                elif cand.name in off:
+                    self._infos[cand.name] = PluginInfo(cand.name, cand.source, cand.origin,
+                                                        "disabled")
+                else:
+                    self._load(cand)
+        return self.events[start:]
+
+    def _load(self, cand: _Candidate) -> bool:
+        try:
+            module = call_with_timeout(cand.load, self.hook_timeout_s,
+                                       f"importing plugin {cand.name}")
+            regs = self._collect(cand.name, module)
+        except PluginError as exc:
+            self._infos[cand.name] = PluginInfo(cand.name, cand.source, cand.origin, "failed",
+                                                str(exc))
+            self._event("failed", cand.name, str(exc))
+            return False
+        self._activate(cand, module, regs)
+        self._event("loaded", cand.name, cand.origin)
+        return True
+
+    def _activate(self, cand: _Candidate, module: Any, regs: Registrations) -> None:
+        old = self._loaded.pop(cand.name, None)
+        if old is not None and self._pm.is_registered(old.module):
+            self._pm.unregister(old.module)
+        self._pm.register(module, name=cand.name)
+        info = PluginInfo(cand.name, cand.source, cand.origin, "loaded",
+                          tools=tuple(sorted(t.name for t in regs.tools)))
+        self._loaded[cand.name] = _Loaded(info, module, regs)
+        self._infos[cand.name] = info
+
+    def _collect(self, name: str, module: Any) -> Registrations:
+        """Call each hook the module implements, one thread and one timeout per hook."""
+        regs = Registrations()
+        probe = pluggy.PluginManager(hookspecs.PROJECT)
+        probe.add_hookspecs(hookspecs)
+        try:
+            probe.register(module, name=name)  # validates hook names and arguments
+        except (pluggy.PluginValidationError, ValueError) as exc:
+            raise PluginError(f"plugin {name}: {exc}") from exc
+        for hook in HOOKS:
+            for impl in getattr(probe.hook, hook).get_hookimpls():
+                reg = _registrar(hook, name, regs)
+                call_with_timeout(lambda i=impl, r=reg: i.function(register=r),
+                                  self.hook_timeout_s, f"plugin {name}.{hook}")
+        return regs
+
+    # --- reload ----------------------------------------------------------------------------
+
+    def reload(self, path: Path) -> PluginEvent:
+        """Reload (or load, or unload) the user plugin at ``path``; the old one stays on error."""
+        path = Path(path)
+        name = path.stem
+        with self._lock:
+            if not path.exists():
+                return self._unload(name)
+            if name in state.disabled(self.config_dir):
+                return self._event("disabled", name, "not reloaded: the plugin is disabled")
+            cand = _Candidate(name, "user", str(path), lambda: load_file(path))
+            had = name in self._loaded
+            try:
+                module = call_with_timeout(cand.load, self.hook_timeout_s,
+                                           f"importing plugin {name}")
+                regs = self._collect(name, module)
+            except PluginError as exc:
+                if not had:
+                    self._infos[name] = PluginInfo(name, "user", str(path), "failed", str(exc))
+                kept = "; the previous version stays loaded" if had else ""
+                return self._event("reload_failed", name, f"{exc}{kept}")
+            self._activate(cand, module, regs)
+            return self._event("reloaded" if had else "loaded", name, str(path))
+
+    def _unload(self, name: str) -> PluginEvent:
+        old = self._loaded.pop(name, None)
+        self._infos.pop(name, None)
+        if old is not None and self._pm.is_registered(old.module):
+            self._pm.unregister(old.module)
+        return self._event("unloaded", name, "")
+
+    def set_enabled(self, name: str, enabled: bool) -> None:
+        """Persist the choice in plugins.toml and apply it now."""
+        state.set_enabled(name, enabled, self.config_dir)
+        with self._lock:
+            if not enabled and name in self._loaded:
+                info = self._loaded.pop(name).info
+                self._infos[name] = replace(info, status="disabled", tools=())
+                self._event("disabled", name, "")
+            elif enabled and self._infos.get(name, None) and name not in self._loaded:
+                info = self._infos.pop(name)
+                loader = (lambda: load_file(Path(info.origin))) if info.source == "user" \
+                    else (lambda: importlib.import_module(info.origin))
+                self._load(_Candidate(name, info.source, info.origin, loader))
+
+    # --- what plugins registered -----------------------------------------------------------
+
+    def plugins(self) -> list[PluginInfo]:
+        return [self._infos[n] for n in sorted(self._infos)]
+
+    def registry(self) -> ToolRegistry:
+        """A fresh registry of every loaded plugin's tools (first plugin wins a name)."""
+        reg = ToolRegistry()
+        with self._lock:
+            for name in sorted(self._loaded):
+                regs = self._loaded[name].regs
+                for module, text in regs.modules.items():
+                    reg.describe_module(module, text)
+                for spec in regs.tools:
+                    try:
+                        reg.add(spec)
+                    except PluginError as exc:
+                        self._event("conflict", name, str(exc))
+        return reg
+
+    def skills(self, label: str) -> list[str]:
+        return [t for r in self._all() for lb, t in r.skills if lb == label]
+
+    def components(self) -> dict[str, dict[str, Any]]:
+        return {k: v for r in self._all() for k, v in r.components.items()}
+
+    def commands(self) -> dict[str, Command]:
+        return {k: v for r in self._all() for k, v in r.commands.items()}
+
+    def run_command(self, name: str, args: str = "") -> str:
+        """Run a slash command under the hook timeout (PluginError if it fails or hangs)."""
+        cmd = self.commands().get(name)
+        if cmd is None:
+            raise PluginError(f"no command /{name}")
+        return str(call_with_timeout(lambda: cmd.func(args), self.hook_timeout_s,
+                                     f"command /{name} of plugin {cmd.plugin}"))
+
+    def _all(self) -> list[Registrations]:
+        with self._lock:
+            return [self._loaded[n].regs for n in sorted(self._loaded)]
+
+    def _event(self, kind: str, plugin: str, message: str) -> PluginEvent:
+        ev = PluginEvent(kind, plugin, message)
+        self.events.append(ev)
+        return ev
+
+
+def load_file(path: Path) -> types.ModuleType:
+    """Import a user plugin file as ``macaron_user_plugins.<stem>`` (a fresh module each time)."""
+    if USER_PACKAGE not in sys.modules:
+        pkg = types.ModuleType(USER_PACKAGE)
+        pkg.__path__ = []
+        sys.modules[USER_PACKAGE] = pkg
+    name = f"{USER_PACKAGE}.{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise PluginError(f"{path}: not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # raises on a broken file: the caller keeps the old one
+    sys.modules[name] = module
+    return module

@@ -1,0 +1,38 @@
+"""Bundled plugin: reminders at a date and time, kept in ``personal.db``.
+
+Registers ``reminders.add`` and ``reminders.list``. Firing a reminder is the UI's job (it polls
+``reminders.list``); this plugin only stores them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from macaron_local.agent.dates import parse_at
+from macaron_local.agent.personal import personal_db, reminder
+from macaron_local.agent.tools import tool_context
+from macaron_local.plugins import hookimpl
+
+
+def reminders_add(text: str, at: str) -> dict[str, Any]:
+    """Set a reminder; ``at`` is 'YYYY-MM-DDTHH:MM', 'today HH:MM', '<weekday> HH:MM', 'in 2h'."""
+    ctx = tool_context()
+    when = parse_at(at, ctx.now())
+    with personal_db(ctx.data_dir) as db:
+        cur = db.execute("INSERT INTO reminders (text, at) VALUES (?, ?)", (str(text), when))
+        row = db.execute("SELECT * FROM reminders WHERE id = ?", (cur.lastrowid,)).fetchone()
+        return reminder(row)
+
+
+def reminders_list() -> list[dict[str, Any]]:
+    """Pending reminders, sorted by time."""
+    with personal_db(tool_context().data_dir) as db:
+        rows = db.execute("SELECT * FROM reminders WHERE status = 'pending' ORDER BY at, id")
+        return [reminder(r) for r in rows]
+
+
+@hookimpl
+def register_tools(register: Any) -> None:
+    register.module("reminders", "set and list reminders at a date and time")
+    register(reminders_add, name="reminders.add", side_effect=True)
+    register(reminders_list, name="reminders.list")
