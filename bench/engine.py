@@ -33,7 +33,7 @@ from pathlib import Path
 N_LAYERS = 30
 LINEARS = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")
 RANK = 16
-ENGINE_CTX = 4096  # the tall-local profile's resources.n_ctx
+ENGINE_CTX = 2048  # the same per-request context as each baseline Llama (LLAMA_CTX)
 LLAMA_CTX = 2048  # each baseline Llama instance (one conversation each)
 DECODE_TOKENS = 128
 SYSTEM = (
@@ -264,8 +264,8 @@ def machine_info() -> list[str]:
         f"python {platform.python_version()}  llama-cpp-python {llama_cpp.__version__}  "
         f"cpus {os.cpu_count()} ({cpu})  loadavg {load}",
         f"llama.cpp system_info: {_lcpp.system_info().strip()}",
-        f"threads: {threads()} for both sides; engine n_ctx {ENGINE_CTX} (one unified KV pool, "
-        f"one sequence per slot); each Llama n_ctx {LLAMA_CTX}; adapters: 4 x rank {RANK} on "
+        f"threads: {threads()} for both sides; engine n_ctx {ENGINE_CTX} (one resident KV sequence, "
+        f"other slots parked as state snapshots); each Llama n_ctx {LLAMA_CTX}; adapters: 4 x rank {RANK} on "
         f"{len(LINEARS)} linears x {N_LAYERS} layers (f32)",
     ]
 
@@ -293,7 +293,7 @@ def table(sw: dict, rl: dict, mem: dict, dec: dict, st: dict) -> list[str]:
                  ""))
     e, b = mem["engine"], mem["llama4"]
     r3 = e["rss_mib"] / b["rss_mib"]
-    rows.append(("RSS: engine 4 adapters n_ctx 4096 vs 4 x Llama n_ctx 2048",
+    rows.append((f"RSS: engine 4 adapters n_ctx {ENGINE_CTX} vs 4 x Llama n_ctx {LLAMA_CTX}",
                  f"{e['rss_mib']:.0f} MiB", f"{b['rss_mib']:.0f} MiB", f"{r3:.2f}x", "<= 0.45x",
                  verdict(r3 <= 0.45)))
     de = e["rss_mib"] - e["interpreter_mib"]
