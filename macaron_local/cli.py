@@ -50,12 +50,20 @@ def main(ctx: click.Context) -> None:
 @click.argument("text", nargs=-1, required=True)
 @click.option("--session", "session_id", help="Continue this session (default: a new one).")
 @click.option("--profile", help="Harness profile (default: tall-local).")
-@click.option("--label", type=click.Choice(["L0", "L1", "L2", "L3"]),
-              help="Pin the turn to a specialist instead of routing it.")
+@click.option(
+    "--label",
+    type=click.Choice(["L0", "L1", "L2", "L3"]),
+    help="Pin the turn to a specialist instead of routing it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the turn record as one JSON object.")
 @edge
-def ask(text: tuple[str, ...], session_id: str | None, profile: str | None, label: str | None,
-        as_json: bool) -> None:
+def ask(
+    text: tuple[str, ...],
+    session_id: str | None,
+    profile: str | None,
+    label: str | None,
+    as_json: bool,
+) -> None:
     """Answer TEXT in one turn (route, answer, then the summary before exiting)."""
     from macaron_local.turns.pipeline import Runtime
 
@@ -74,7 +82,7 @@ def ask(text: tuple[str, ...], session_id: str | None, profile: str | None, labe
 
 @main.command("route")
 @click.argument("text", nargs=-1)
-@click.option("--file", "file", type=click.File("r"), help="JSONL of {\"text\": ...} lines.")
+@click.option("--file", "file", type=click.File("r"), help='JSONL of {"text": ...} lines.')
 @click.option("--profile", help="Harness profile (default: tall-local).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @edge
@@ -102,8 +110,9 @@ def _jsonl_texts(fh) -> list[str]:  # noqa: ANN001
         try:
             out.append(str(json.loads(line)["text"]))
         except (ValueError, KeyError, TypeError) as exc:
-            raise click.BadParameter(f"line {n}: expected a JSON object with \"text\" ({exc})",
-                                     param_hint="--file") from exc
+            raise click.BadParameter(
+                f'line {n}: expected a JSON object with "text" ({exc})', param_hint="--file"
+            ) from exc
     return out
 
 

@@ -145,7 +145,9 @@ def verify(path: Path, expected_sha256: str, expected_size: int | None = None) -
     if expected_sha256 == UNPUBLISHED:
         raise ModelNotFoundError(
             f"the weights for {path.name} are not published yet, so they cannot be verified",
-            path=path, hint="use the embedded default profile (tall-local) until they are")
+            path=path,
+            hint="use the embedded default profile (tall-local) until they are",
+        )
     if not path.is_file():
         raise ModelNotFoundError(f"model file not found: {path}", path=path)
     st = path.stat()

@@ -10,8 +10,7 @@ from pathlib import Path
 
 def macaron(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MACARON_HOME": str(home)}
-    return subprocess.run(["macaron", *args], capture_output=True, text=True, env=env,
-                          timeout=300)
+    return subprocess.run(["macaron", *args], capture_output=True, text=True, env=env, timeout=300)
 
 
 def test_ask_json_records_a_turn_and_continues_a_session(tmp_path: Path) -> None:

@@ -12,15 +12,17 @@ from pathlib import Path
 import macaron_local
 
 RUNTIME_MODULES = sorted(
-    m.name for m in pkgutil.walk_packages(macaron_local.__path__, "macaron_local.")
+    m.name
+    for m in pkgutil.walk_packages(macaron_local.__path__, "macaron_local.")
     if not m.name.startswith("macaron_local.tui")
 )
 
 
 def _run(code: str, home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MACARON_HOME": str(home)}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 def test_runtime_imports_without_textual(tmp_path: Path) -> None:

@@ -5,6 +5,13 @@ from macaron_local.engine.types import GREEDY, AdapterInfo, Completion, Sampling
 from macaron_local.engine.worker import Stream
 
 __all__ = [
-    "BACKGROUND", "GREEDY", "INTERACTIVE", "AdapterInfo", "Completion", "Engine", "EngineConfig",
-    "Sampling", "Stream",
+    "BACKGROUND",
+    "GREEDY",
+    "INTERACTIVE",
+    "AdapterInfo",
+    "Completion",
+    "Engine",
+    "EngineConfig",
+    "Sampling",
+    "Stream",
 ]

@@ -270,7 +270,8 @@ def sampler_chain(
         L.llama_sampler_chain_add(chain, L.llama_sampler_init_top_k(top_k))
     if repeat_penalty and repeat_penalty != 1.0:
         L.llama_sampler_chain_add(
-            chain, L.llama_sampler_init_penalties(n_vocab, 64, repeat_penalty, 0.0, 0.0))
+            chain, L.llama_sampler_init_penalties(n_vocab, 64, repeat_penalty, 0.0, 0.0)
+        )
     if temperature <= 0:
         L.llama_sampler_chain_add(chain, L.llama_sampler_init_greedy())
         return chain

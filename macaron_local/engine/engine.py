@@ -62,8 +62,11 @@ class EngineConfig:
         cores = max(1, os.cpu_count() or 1)
         gen = self.n_threads or max(1, cores // 2)
         return _lcpp.ContextParams(
-            n_ctx=self.n_ctx, n_batch=self.n_batch, n_threads=gen,
-            n_threads_batch=self.n_threads or cores, flash_attn=self.flash_attn,
+            n_ctx=self.n_ctx,
+            n_batch=self.n_batch,
+            n_threads=gen,
+            n_threads_batch=self.n_threads or cores,
+            flash_attn=self.flash_attn,
             kv_type=self.kv_type,
         )
 
@@ -71,8 +74,13 @@ class EngineConfig:
 class Engine:
     """Owner of llama.cpp. Thread-safe: every call is executed on the engine's worker thread."""
 
-    def __init__(self, model_path: Path | str, config: EngineConfig | None = None,
-                 *, base_sha256: str | None = None) -> None:
+    def __init__(
+        self,
+        model_path: Path | str,
+        config: EngineConfig | None = None,
+        *,
+        base_sha256: str | None = None,
+    ) -> None:
         self.config = config or EngineConfig()
         self.info: ModelInfo = inspect_model(model_path)
         self.base_sha256 = base_sha256
@@ -106,7 +114,8 @@ class Engine:
             save=lambda: _lcpp.seq_save(self._ctx, SEQ),
             restore=lambda buf: _lcpp.seq_restore(self._ctx, SEQ, buf),
             clear=lambda: _lcpp.seq_remove(self._ctx, SEQ, 0, -1),
-            budget_bytes=self.config.snapshot_mb << 20)
+            budget_bytes=self.config.snapshot_mb << 20,
+        )
 
     def close(self) -> None:
         """Free everything (idempotent)."""
@@ -135,21 +144,28 @@ class Engine:
     def adapters(self) -> dict[str, AdapterInfo]:
         return {name: info for name, (info, _) in self._adapters.items()}
 
-    def load_adapter(self, name: str, path: Path | str, *, scale: float = 1.0,
-                     base_sha256: str | None = None) -> AdapterInfo:
+    def load_adapter(
+        self, name: str, path: Path | str, *, scale: float = 1.0, base_sha256: str | None = None
+    ) -> AdapterInfo:
         """Check and attach a GGUF LoRA under ``name``; a bad file raises and changes nothing."""
         lora = read_lora(path)
-        check_lora(lora, self.info.linear_shapes(), self.info.arch,
-                   base_sha256 or self.base_sha256)
-        info = AdapterInfo(name=name, path=Path(path), rank=lora.rank, alpha=lora.alpha,
-                           targets=tuple(lora.targets), scale=scale,
-                           base_sha256=lora.base_sha256)
+        check_lora(lora, self.info.linear_shapes(), self.info.arch, base_sha256 or self.base_sha256)
+        info = AdapterInfo(
+            name=name,
+            path=Path(path),
+            rank=lora.rank,
+            alpha=lora.alpha,
+            targets=tuple(lora.targets),
+            scale=scale,
+            base_sha256=lora.base_sha256,
+        )
 
         def attach() -> AdapterInfo:
             handle = _lcpp.load_adapter(self._model, str(path))
             if not handle:
-                raise AdapterFormatError(f"llama.cpp refused the adapter {Path(path).name}",
-                                         name=name, path=path)
+                raise AdapterFormatError(
+                    f"llama.cpp refused the adapter {Path(path).name}", name=name, path=path
+                )
             if name in self._adapters:
                 self._drop_adapter(name)
             self._adapters[name] = (info, handle)
@@ -187,7 +203,9 @@ class Engine:
             detail = f" (it failed to load: {err})" if err else ""
             raise UnknownAdapterError(
                 f"no adapter named {name!r} is loaded{detail}; loaded: "
-                f"{', '.join(sorted(self._adapters)) or 'none'}", name=name)
+                f"{', '.join(sorted(self._adapters)) or 'none'}",
+                name=name,
+            )
         return self._adapters[name][1]
 
     def _activate(self, name: str | None) -> None:
@@ -205,7 +223,9 @@ class Engine:
     def detokenize(self, tokens: Sequence[int]) -> str:
         return self.vocab.detokenize(tokens)
 
-    def render_chat(self, messages: Sequence[dict[str, str]], *, add_generation_prompt: bool = True) -> str:
+    def render_chat(
+        self, messages: Sequence[dict[str, str]], *, add_generation_prompt: bool = True
+    ) -> str:
         return self.vocab.render_chat(messages, add_generation_prompt=add_generation_prompt)
 
     def count_tokens(self, text: str) -> int:
@@ -240,21 +260,33 @@ class Engine:
             raise ContextOverflowError(
                 f"the prompt ({len(tokens)} tokens) plus the answer budget ({max_tokens}) needs "
                 f"{need} tokens; the context holds {self.n_ctx}",
-                n_tokens=need, limit=self.n_ctx,
-                hint="shorten the input or raise resources.n_ctx in the profile")
+                n_tokens=need,
+                limit=self.n_ctx,
+                hint="shorten the input or raise resources.n_ctx in the profile",
+            )
         if grammar is not None:
             validate_gbnf(grammar, vocab=self.vocab)
         key = slot or f"adapter:{adapter}"
-        req = _Request(tokens, adapter, key, max_tokens, sampling, tuple(stop), grammar,
-                       capture_logits, on_token)
+        req = _Request(
+            tokens,
+            adapter,
+            key,
+            max_tokens,
+            sampling,
+            tuple(stop),
+            grammar,
+            capture_logits,
+            on_token,
+        )
         return self._worker.submit(lambda stream: self._run(req, stream), priority)
 
     def complete(self, prompt: str | Sequence[int], **kw: object) -> Completion:
         """Run a request to the end and return its :class:`Completion`."""
         return self.generate(prompt, **kw).result()  # type: ignore[arg-type]
 
-    def eval_logits(self, tokens: Sequence[int], *, adapter: str | None = None,
-                    all_positions: bool = False) -> np.ndarray:
+    def eval_logits(
+        self, tokens: Sequence[int], *, adapter: str | None = None, all_positions: bool = False
+    ) -> np.ndarray:
         """Logits for ``tokens`` from scratch (no cache): the last row, or every row."""
 
         def run() -> np.ndarray:
@@ -264,7 +296,7 @@ class Engine:
             self._slots.wipe(slot)
             rows = []
             for start in range(0, len(tokens), self.config.n_batch):
-                chunk = list(tokens[start:start + self.config.n_batch])
+                chunk = list(tokens[start : start + self.config.n_batch])
                 if all_positions:
                     self._batch.fill_all_logits(chunk, start, SEQ)
                 else:
@@ -273,8 +305,10 @@ class Engine:
                 self._decode()
                 slot.tokens.extend(chunk)
                 n = len(chunk) if all_positions else 1
-                rows += [_lcpp.logits(self._ctx, i if all_positions else -1, self.vocab.n_vocab)
-                         for i in range(n)]
+                rows += [
+                    _lcpp.logits(self._ctx, i if all_positions else -1, self.vocab.n_vocab)
+                    for i in range(n)
+                ]
             self._slots.wipe(slot)
             return np.stack(rows) if all_positions else rows[-1]
 
@@ -310,8 +344,9 @@ class Engine:
         out.total_s = time.perf_counter() - stream.submitted
         return out
 
-    def _loop(self, req: _Request, stream: Stream, slot: Slot, chain: object,
-              out: Completion) -> Job:
+    def _loop(
+        self, req: _Request, stream: Stream, slot: Slot, chain: object, out: Completion
+    ) -> Job:
         text = _StopText(req.stop, self.vocab.decoder())
         context = list(req.tokens)
         while True:
@@ -356,9 +391,16 @@ class Engine:
         if req.grammar is not None:
             grammar = _lcpp.grammar_sampler(self.vocab.raw, req.grammar)
         s = req.sampling
-        return _lcpp.sampler_chain(temperature=s.temperature, top_k=s.top_k, top_p=s.top_p,
-                                   min_p=s.min_p, repeat_penalty=s.repeat_penalty, seed=s.seed,
-                                   n_vocab=self.vocab.n_vocab, grammar=grammar)
+        return _lcpp.sampler_chain(
+            temperature=s.temperature,
+            top_k=s.top_k,
+            top_p=s.top_p,
+            min_p=s.min_p,
+            repeat_penalty=s.repeat_penalty,
+            seed=s.seed,
+            n_vocab=self.vocab.n_vocab,
+            grammar=grammar,
+        )
 
     def _feed(self, slot: Slot, tokens: list[int]) -> tuple[int, int]:
         """Make ``slot`` hold ``tokens`` with logits for the last one; returns (reused, evaluated)."""
@@ -371,7 +413,7 @@ class Engine:
             del slot.tokens[keep:]
         todo = tokens[keep:]
         for start in range(0, len(todo), self.config.n_batch):
-            chunk = todo[start:start + self.config.n_batch]
+            chunk = todo[start : start + self.config.n_batch]
             last = start + len(chunk) >= len(todo)
             self._batch.fill(chunk, len(slot.tokens), SEQ, logits_last=last)
             self._decode()
@@ -381,8 +423,10 @@ class Engine:
     def _decode(self) -> None:
         rc = _lcpp.decode(self._ctx, self._batch)
         if rc != 0:
-            raise DecodeError(f"llama_decode failed with code {rc}"
-                              + (" (no room left in the KV cache)" if rc == 1 else ""))
+            raise DecodeError(
+                f"llama_decode failed with code {rc}"
+                + (" (no room left in the KV cache)" if rc == 1 else "")
+            )
 
 
 @dataclass(frozen=True)
@@ -427,7 +471,7 @@ class _StopText:
 
     def _emit(self, upto: int) -> str:
         upto = max(upto, self.sent)
-        piece, self.sent = self.text[self.sent:upto], upto
+        piece, self.sent = self.text[self.sent : upto], upto
         return piece
 
     def flush(self, stopped: bool) -> str:

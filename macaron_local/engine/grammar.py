@@ -19,7 +19,9 @@ from macaron_local.engine.tokenizer import Vocab, shared_tokenizer
 from macaron_local.errors import GrammarError
 
 
-def validate_gbnf(gbnf: str, *, vocab: Vocab | None = None, model_path: Path | str | None = None) -> None:
+def validate_gbnf(
+    gbnf: str, *, vocab: Vocab | None = None, model_path: Path | str | None = None
+) -> None:
     """Raise :class:`GrammarError` unless llama.cpp accepts ``gbnf`` (root rule ``root``)."""
     if not gbnf.strip():
         raise GrammarError("the grammar is empty")

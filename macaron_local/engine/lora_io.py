@@ -105,7 +105,9 @@ def read_lora(path: Path | str) -> LoraFile:
     try:
         reader = gguf.GGUFReader(str(path))
     except Exception as exc:  # gguf raises ValueError/struct.error/IndexError on garbage
-        raise AdapterFormatError(f"{path.name} is not a readable GGUF file ({exc})", path=path) from exc
+        raise AdapterFormatError(
+            f"{path.name} is not a readable GGUF file ({exc})", path=path
+        ) from exc
     meta = {name: field_value(f) for name, f in reader.fields.items()}
     if meta.get("general.type") != "adapter" or meta.get("adapter.type") != "lora":
         raise AdapterFormatError(
@@ -137,8 +139,12 @@ def read_lora(path: Path | str) -> LoraFile:
     )
 
 
-def check_lora(lora: LoraFile, base_shapes: Mapping[str, tuple[int, int]], base_arch: str,
-               base_sha256: str | None = None) -> None:
+def check_lora(
+    lora: LoraFile,
+    base_shapes: Mapping[str, tuple[int, int]],
+    base_arch: str,
+    base_sha256: str | None = None,
+) -> None:
     """Raise :class:`AdapterMismatchError` unless ``lora`` fits the base model.
 
     ``base_shapes`` maps base tensor name -> (out, in). Checks the architecture, that every
@@ -169,8 +175,13 @@ def check_lora(lora: LoraFile, base_shapes: Mapping[str, tuple[int, int]], base_
             )
 
 
-def zero_lora(base_shapes: Mapping[str, tuple[int, int]], targets: list[str], rank: int,
-              seed: int = 0, scale: float = 0.0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def zero_lora(
+    base_shapes: Mapping[str, tuple[int, int]],
+    targets: list[str],
+    rank: int,
+    seed: int = 0,
+    scale: float = 0.0,
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """LoRA tensors for ``targets``: random A, B = ``scale`` * random (0 gives an exact no-op)."""
     rng = np.random.default_rng(seed)
     out = {}

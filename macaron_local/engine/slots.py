@@ -78,8 +78,9 @@ class SlotTable:
             self._clear()
 
     def _enforce_budget(self) -> None:
-        parked = sorted((s for s in self._slots.values() if s.snapshot is not None),
-                        key=lambda s: s.last_used)
+        parked = sorted(
+            (s for s in self._slots.values() if s.snapshot is not None), key=lambda s: s.last_used
+        )
         total = sum(s.snapshot_bytes for s in parked)
         for victim in parked:
             if total <= self.budget:

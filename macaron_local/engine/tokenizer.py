@@ -36,7 +36,9 @@ class Vocab:
     def raw(self):  # noqa: ANN201 - llama_vocab pointer, for grammar samplers
         return self._voc
 
-    def tokenize(self, text: str, *, add_special: bool = False, parse_special: bool = True) -> list[int]:
+    def tokenize(
+        self, text: str, *, add_special: bool = False, parse_special: bool = True
+    ) -> list[int]:
         return _lcpp.tokenize(self._voc, text, add_special=add_special, parse_special=parse_special)
 
     def piece(self, token: int) -> bytes:
@@ -55,7 +57,9 @@ class Vocab:
     def is_eog(self, token: int) -> bool:
         return _lcpp.is_eog(self._voc, token)
 
-    def render_chat(self, messages: Sequence[Message], *, add_generation_prompt: bool = True) -> str:
+    def render_chat(
+        self, messages: Sequence[Message], *, add_generation_prompt: bool = True
+    ) -> str:
         """Render ``messages`` with the model's chat template (ChatML fallback if it has none)."""
         msgs = [dict(m) for m in messages]
         if self._template is None:
@@ -84,8 +88,9 @@ class Tokenizer(Vocab):
         info = inspect_model(model_path)
         model = _lcpp.load_model(str(info.path), vocab_only=True)
         if model is None:
-            raise ModelLoadError(f"llama.cpp could not read the vocabulary of {info.path.name}",
-                                 path=info.path)
+            raise ModelLoadError(
+                f"llama.cpp could not read the vocabulary of {info.path.name}", path=info.path
+            )
         self._model = model
         super().__init__(model, info.chat_template)
 

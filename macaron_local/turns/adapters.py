@@ -36,15 +36,19 @@ def resolve(profile: Profile, manifest: ModelManifest) -> dict[str, Binding]:
             out[label] = Binding(label, None, BASE_REVISION)
         elif rev == "bundled":
             entry = manifest.adapter(label)
-            out[label] = (Binding(label, label, entry.revision, manifest.adapter_path(entry))
-                          if entry else Binding(label, None, BASE_REVISION))
+            out[label] = (
+                Binding(label, label, entry.revision, manifest.adapter_path(entry))
+                if entry
+                else Binding(label, None, BASE_REVISION)
+            )
         else:
             out[label] = Binding(label, label, rev, paths.data_dir() / "adapters" / f"{rev}.gguf")
     return out
 
 
-def load(engine: Engine, profile: Profile, bindings: dict[str, Binding],
-         base_sha256: str) -> tuple[dict[str, Binding], list[str]]:
+def load(
+    engine: Engine, profile: Profile, bindings: dict[str, Binding], base_sha256: str
+) -> tuple[dict[str, Binding], list[str]]:
     """Load every bound adapter; returns the bindings actually served and warnings for the user."""
     served, warnings = {}, []
     for label, b in bindings.items():

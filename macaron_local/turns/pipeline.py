@@ -18,6 +18,7 @@ from pathlib import Path
 import sqlite_utils
 
 from macaron_local import paths
+from macaron_local.agent.session import AgentSession
 from macaron_local.engine import Engine, EngineConfig, Sampling
 from macaron_local.errors import CancelledError, MacaronError, TurnError
 from macaron_local.hcp import Profile, check_approved, load_profile
@@ -38,10 +39,11 @@ from macaron_local.store import (
     summaries,
 )
 from macaron_local.turns import adapters as adapter_bindings
+from macaron_local.turns.act import act
 from macaron_local.turns.result import TurnResult
 from macaron_local.turns.route import RouteResult, route
 from macaron_local.turns.summary import start_summary
-from macaron_local.turns.tools import tool_descriptions
+from macaron_local.turns.tools import load_registry, tool_descriptions
 from macaron_local.turns.views import View, build_view
 
 DEFAULT_PROFILE = "tall-local"
@@ -51,22 +53,37 @@ HEAD = "head"  # run_turn(parent_id=HEAD): continue from the session's current h
 class Runtime:
     """The facade the CLI, the TUI and the server drive. Thread-safe for concurrent turns."""
 
-    def __init__(self, profile: Profile, engine: Engine, db_path: Path,
-                 bindings: dict[str, adapter_bindings.Binding], warnings: list[str]) -> None:
+    def __init__(
+        self,
+        profile: Profile,
+        engine: Engine,
+        db_path: Path,
+        bindings: dict[str, adapter_bindings.Binding],
+        warnings: list[str],
+    ) -> None:
         self.profile = profile
         self.engine = engine
         self.db_path = db_path
         self.bindings = bindings
         self.warnings = warnings
-        self.tools: Mapping[str, str] = tool_descriptions()
+        self.registry, plugin_warnings = load_registry()
+        self.warnings += plugin_warnings
+        self.tools: Mapping[str, str] = tool_descriptions(self.registry)
+        self.confirm: Callable[[str, dict], bool] | None = None  # set by the UI / CLI
+        self._agents: dict[str, AgentSession] = {}
         self._local = threading.local()
         self._pending: dict[str, Future[str]] = {}
         self._pending_lock = threading.Lock()
         self._summarizer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="summary")
 
     @classmethod
-    def open(cls, profile: str | Path | None = None, *, db_path: Path | None = None,
-             engine: Engine | None = None) -> Runtime:
+    def open(
+        cls,
+        profile: str | Path | None = None,
+        *,
+        db_path: Path | None = None,
+        engine: Engine | None = None,
+    ) -> Runtime:
         """Build the runtime for a profile: approval gate, verified base, adapters, store."""
         prof = load_profile(profile or DEFAULT_PROFILE)
         db_path = db_path or paths.db_path()
@@ -76,12 +93,14 @@ class Runtime:
         manifest = get_manifest(prof.base.model)
         if engine is None:
             res = prof.resources
-            engine = Engine(verified_path(prof.base.model),
-                            EngineConfig(n_ctx=res.n_ctx, n_threads=res.threads,
-                                         n_gpu_layers=res.n_gpu_layers),
-                            base_sha256=manifest.sha256)
+            engine = Engine(
+                verified_path(prof.base.model),
+                EngineConfig(n_ctx=res.n_ctx, n_threads=res.threads, n_gpu_layers=res.n_gpu_layers),
+                base_sha256=manifest.sha256,
+            )
         bindings, warnings = adapter_bindings.load(
-            engine, prof, adapter_bindings.resolve(prof, manifest), manifest.sha256)
+            engine, prof, adapter_bindings.resolve(prof, manifest), manifest.sha256
+        )
         runtime = cls(prof, engine, db_path, bindings, warnings)
         runtime._local.db = db
         return runtime
@@ -100,8 +119,13 @@ class Runtime:
     # --- the turn ----------------------------------------------------------------------------
 
     def route(self, text: str) -> RouteResult:
-        return route(self.engine, self.profile, text, adapter=self.bindings["L0"].adapter
-                     if "L0" in self.bindings else None, tools=self.tools)
+        return route(
+            self.engine,
+            self.profile,
+            text,
+            adapter=self.bindings["L0"].adapter if "L0" in self.bindings else None,
+            tools=self.tools,
+        )
 
     def run_turn(
         self,
@@ -126,45 +150,75 @@ class Runtime:
             on_route(decision)
         binding = self.bindings[decision.label]
         view = self._view(decision.label, history, text)
+        calls: list = []
         try:
-            done = self._answer(view, binding, session_id, on_text, cancel)
+            if self.profile.tool_patterns(decision.label):
+                acted = self._act(view, binding, session_id, on_text, cancel)
+                done, calls = acted.completion, acted.tool_calls
+            else:
+                done = self._answer(view, binding, session_id, on_text, cancel)
         except CancelledError as exc:
             raise TurnError("the turn was cancelled; the session is as it was before it") from exc
         except MacaronError as exc:
-            raise TurnError(f"the {decision.label} answer failed: {exc}; nothing was saved") from exc
-        record = commit_turn(db, session_id, self._new_turn(text, decision, binding, view, done,
-                                                            started, tool_result_of),
-                             expected_head=head, parent_id=parent)
+            raise TurnError(
+                f"the {decision.label} answer failed: {exc}; nothing was saved"
+            ) from exc
+        record = commit_turn(
+            db,
+            session_id,
+            self._new_turn(text, decision, binding, view, done, started, tool_result_of),
+            calls,
+            expected_head=head,
+            parent_id=parent,
+        )
         self._summarize_later(record, view, binding, session_id)
         return TurnResult.of(record)
 
-    def _decide(self, text: str, label: str | None, tool_result_of: str | None,
-                db: sqlite_utils.Database) -> RouteResult:
+    def _decide(
+        self, text: str, label: str | None, tool_result_of: str | None, db: sqlite_utils.Database
+    ) -> RouteResult:
         if tool_result_of is not None:
             return RouteResult(get_turn(db, tool_result_of).label, "sticky")
         if label is not None:
             if label not in self.bindings:
-                raise TurnError(f"unknown label {label!r}; this profile has "
-                                f"{', '.join(self.profile.labels)}")
+                raise TurnError(
+                    f"unknown label {label!r}; this profile has {', '.join(self.profile.labels)}"
+                )
             return RouteResult(label, "manual")
         return self.route(text)
 
     def _view(self, label: str, history: list[TurnRecord], text: str) -> View:
         known = summaries(self.db(), [t.id for t in history])
         return build_view(
-            self.profile, label, history, text,
+            self.profile,
+            label,
+            history,
+            text,
             summary_of=lambda t: known[t.id].text if t.id in known else self.summary_for(t),
-            count_tokens=self.engine.count_tokens, render=self.engine.render_chat,
-            n_ctx=self.engine.n_ctx, tools=self.tools)
+            count_tokens=self.engine.count_tokens,
+            render=self.engine.render_chat,
+            n_ctx=self.engine.n_ctx,
+            tools=self.tools,
+        )
 
-    def _answer(self, view: View, binding: adapter_bindings.Binding, session_id: str,
-                on_text: Callable[[str], None] | None, cancel: threading.Event | None):  # noqa: ANN202
+    def _answer(
+        self,
+        view: View,
+        binding: adapter_bindings.Binding,
+        session_id: str,
+        on_text: Callable[[str], None] | None,
+        cancel: threading.Event | None,
+    ):  # noqa: ANN202
         s = self.profile.sampling_for(view.label)
         prompt = self.engine.render_chat(view.messages)
         budget = min(s.max_tokens or 512, self.engine.n_ctx - self.engine.count_tokens(prompt))
         stream = self.engine.generate(
-            prompt, adapter=binding.adapter, slot=_slot(session_id, view.label),
-            max_tokens=budget, sampling=_sampling(s))
+            prompt,
+            adapter=binding.adapter,
+            slot=_slot(session_id, view.label),
+            max_tokens=budget,
+            sampling=_sampling(s),
+        )
         watcher = _cancel_watch(cancel, stream)
         try:
             for piece in stream:
@@ -175,39 +229,104 @@ class Runtime:
             if watcher:
                 watcher.set()
 
-    def _new_turn(self, text: str, decision: RouteResult, binding: adapter_bindings.Binding,
-                  view: View, done, started: float, tool_result_of: str | None) -> NewTurn:  # noqa: ANN001
+    def _act(
+        self,
+        view: View,
+        binding: adapter_bindings.Binding,
+        session_id: str,
+        on_text: Callable[[str], None] | None,
+        cancel: threading.Event | None,
+    ):  # noqa: ANN202
+        """L1: the agent loop over this session's REPL; tool calls are committed with the turn."""
+        s = self.profile.sampling_for(view.label)
+        return act(
+            self.engine,
+            self.agent(session_id, view.label),
+            list(view.messages),
+            label=view.label,
+            adapter=binding.adapter,
+            slot=_slot(session_id, view.label),
+            max_tokens=s.max_tokens or 512,
+            sampling=_sampling(s),
+            on_text=on_text,
+            cancel=cancel,
+        )
+
+    def agent(self, session_id: str, label: str = "L1") -> AgentSession:
+        """This session's agent (its REPL namespace lives as long as the runtime)."""
+        key = f"{session_id}:{label}"
+        if key not in self._agents:
+            self._agents[key] = AgentSession(
+                self.profile, self.registry, label=label, confirm=self.confirm
+            )
+        return self._agents[key]
+
+    def _new_turn(
+        self,
+        text: str,
+        decision: RouteResult,
+        binding: adapter_bindings.Binding,
+        view: View,
+        done,
+        started: float,
+        tool_result_of: str | None,
+    ) -> NewTurn:  # noqa: ANN001
         total = (time.perf_counter() - started) * 1000
         meta = {"route_error": decision.error} if decision.error else {}
         return NewTurn(
-            request=text, answer=done.text.strip(), label=decision.label,
-            route_kind=decision.kind, route_probs=decision.probs,
-            adapter_revision=binding.revision, profile_hash=self.profile.content_hash,
-            timings={"route_ms": decision.ms, "ttft_ms": round(decision.ms + done.ttft_s * 1000, 2),
-                     "answer_ms": round(done.total_s * 1000, 2), "total_ms": round(total, 2)},
-            tokens={"prompt": done.n_prompt, "cached": done.n_reused,
-                    "completion": done.n_generated, "route": decision.n_tokens},
-            compacted=view.compacted > 0, tool_result_of=tool_result_of,
-            meta={**meta, "compacted_turns": view.compacted, "finish": done.finish_reason})
+            request=text,
+            answer=done.text.strip(),
+            label=decision.label,
+            route_kind=decision.kind,
+            route_probs=decision.probs,
+            adapter_revision=binding.revision,
+            profile_hash=self.profile.content_hash,
+            timings={
+                "route_ms": decision.ms,
+                "ttft_ms": round(decision.ms + done.ttft_s * 1000, 2),
+                "answer_ms": round(done.total_s * 1000, 2),
+                "total_ms": round(total, 2),
+            },
+            tokens={
+                "prompt": done.n_prompt,
+                "cached": done.n_reused,
+                "completion": done.n_generated,
+                "route": decision.n_tokens,
+            },
+            compacted=view.compacted > 0,
+            tool_result_of=tool_result_of,
+            meta={**meta, "compacted_turns": view.compacted, "finish": done.finish_reason},
+        )
 
     # --- summaries ---------------------------------------------------------------------------
 
-    def _summarize_later(self, record: TurnRecord, view: View,
-                         binding: adapter_bindings.Binding, session_id: str) -> None:
-        stream = start_summary(self.engine, self.profile, adapter=binding.adapter,
-                               slot=_slot(session_id, record.label), view=view.messages,
-                               answer=record.answer)
+    def _summarize_later(
+        self, record: TurnRecord, view: View, binding: adapter_bindings.Binding, session_id: str
+    ) -> None:
+        stream = start_summary(
+            self.engine,
+            self.profile,
+            adapter=binding.adapter,
+            slot=_slot(session_id, record.label),
+            view=view.messages,
+            answer=record.answer,
+        )
         future = self._summarizer.submit(self._save_summary, record, binding, stream)
         with self._pending_lock:
             self._pending[record.id] = future
 
-    def _save_summary(self, record: TurnRecord, binding: adapter_bindings.Binding,
-                      stream) -> str:  # noqa: ANN001
+    def _save_summary(self, record: TurnRecord, binding: adapter_bindings.Binding, stream) -> str:  # noqa: ANN001
         try:
             done = stream.result()
             text = done.text.strip() or record.request[:200]
-            save_summary(self.db(), record.id, label=record.label, text=text,
-                         n_tokens=done.n_generated, adapter_revision=binding.revision)
+            save_summary(
+                self.db(),
+                record.id,
+                label=record.label,
+                text=text,
+                n_tokens=done.n_generated,
+                adapter_revision=binding.revision,
+            )
             return text
         finally:
             with self._pending_lock:
@@ -222,11 +341,22 @@ class Runtime:
         known = summaries(self.db(), [turn.id])
         if turn.id in known:
             return known[turn.id].text
-        binding = self.bindings.get(turn.label) or adapter_bindings.Binding(turn.label, None, "base")
-        view = [{"role": "system", "content": self.profile.system_prompt(turn.label, self.tools)},
-                {"role": "user", "content": turn.request}]
-        stream = start_summary(self.engine, self.profile, adapter=binding.adapter,
-                               slot="summary:recover", view=view, answer=turn.answer, priority=0)
+        binding = self.bindings.get(turn.label) or adapter_bindings.Binding(
+            turn.label, None, "base"
+        )
+        view = [
+            {"role": "system", "content": self.profile.system_prompt(turn.label, self.tools)},
+            {"role": "user", "content": turn.request},
+        ]
+        stream = start_summary(
+            self.engine,
+            self.profile,
+            adapter=binding.adapter,
+            slot="summary:recover",
+            view=view,
+            answer=turn.answer,
+            priority=0,
+        )
         return self._save_summary(turn, binding, stream)
 
     def finish_pending(self, timeout: float | None = None) -> None:
@@ -245,6 +375,8 @@ class Runtime:
             pass  # left for the next start: pending_summaries() finds them
         finally:
             self._summarizer.shutdown(wait=True)
+            for agent in self._agents.values():
+                agent.close()
             self.engine.close()
 
     def __enter__(self) -> Runtime:
@@ -266,7 +398,8 @@ def _sampling(s) -> Sampling:  # noqa: ANN001 - hcp SamplingParams with optional
         top_p=s.top_p if s.top_p is not None else base.top_p,
         min_p=s.min_p if s.min_p is not None else base.min_p,
         repeat_penalty=s.repeat_penalty if s.repeat_penalty is not None else base.repeat_penalty,
-        seed=s.seed if s.seed is not None else base.seed)
+        seed=s.seed if s.seed is not None else base.seed,
+    )
 
 
 def _cancel_watch(cancel: threading.Event | None, stream) -> threading.Event | None:  # noqa: ANN001

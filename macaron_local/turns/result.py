@@ -29,8 +29,17 @@ class TurnResult(BaseModel):
     @classmethod
     def of(cls, record: TurnRecord) -> TurnResult:
         return cls(
-            session=record.session_id, turn=record.id, label=record.label,
-            route=record.route_kind, route_probs=record.route_probs,
-            adapter_revision=record.adapter_revision, profile_hash=record.profile_hash,
-            backend=record.backend, answer=record.answer, timings=record.timings,
-            tokens=record.tokens, compacted=record.compacted, meta=record.meta)
+            session=record.session_id,
+            turn=record.id,
+            label=record.label,
+            route=record.route_kind,
+            route_probs=record.route_probs,
+            adapter_revision=record.adapter_revision,
+            profile_hash=record.profile_hash,
+            backend=record.backend,
+            answer=record.answer,
+            timings=record.timings,
+            tokens=record.tokens,
+            compacted=record.compacted,
+            meta=record.meta,
+        )

@@ -32,11 +32,14 @@ class RouteResult:
     error: str | None = None
 
 
-def route_messages(profile: Profile, request: str,
-                   tools: Mapping[str, str]) -> list[dict[str, str]]:
+def route_messages(
+    profile: Profile, request: str, tools: Mapping[str, str]
+) -> list[dict[str, str]]:
     """Exactly what the router sees (the refine pipeline trains L0 on the same messages)."""
-    return [{"role": "system", "content": profile.router_prompt(tools)},
-            {"role": "user", "content": request}]
+    return [
+        {"role": "system", "content": profile.router_prompt(tools)},
+        {"role": "user", "content": request},
+    ]
 
 
 def clip_middle(engine: Engine, text: str) -> str:
@@ -49,33 +52,49 @@ def clip_middle(engine: Engine, text: str) -> str:
     return f"{head}\n[…]\n{tail}"
 
 
-def route(engine: Engine, profile: Profile, request: str, *, adapter: str | None,
-          tools: Mapping[str, str]) -> RouteResult:
+def route(
+    engine: Engine, profile: Profile, request: str, *, adapter: str | None, tools: Mapping[str, str]
+) -> RouteResult:
     """Decide the label for ``request``; never raises (falls back instead)."""
     started = time.perf_counter()
     labels = profile.router.labels
     try:
         msgs = route_messages(profile, clip_middle(engine, request), tools)
-        done = engine.complete(engine.render_chat(msgs), adapter=adapter, slot=ROUTE_SLOT,
-                               grammar=profile.router.grammar,
-                               max_tokens=profile.router.decode_budget,
-                               sampling=Sampling(temperature=0.0), capture_logits=True)
+        done = engine.complete(
+            engine.render_chat(msgs),
+            adapter=adapter,
+            slot=ROUTE_SLOT,
+            grammar=profile.router.grammar,
+            max_tokens=profile.router.decode_budget,
+            sampling=Sampling(temperature=0.0),
+            capture_logits=True,
+        )
         label = done.text.strip()
         if label not in labels:
             raise ValueError(f"the router produced {label!r}, not one of {', '.join(labels)}")
         probs = label_probs(engine, labels, done.tokens, done.step_logits)
         return RouteResult(label, "auto", probs, _ms(started), done.n_evaluated)
     except Exception as exc:  # noqa: BLE001 - a route failure must never fail the turn
-        return RouteResult(profile.router.fallback, "fallback", {}, _ms(started),
-                           error=f"{type(exc).__name__}: {exc}")
+        return RouteResult(
+            profile.router.fallback,
+            "fallback",
+            {},
+            _ms(started),
+            error=f"{type(exc).__name__}: {exc}",
+        )
 
 
-def label_probs(engine: Engine, labels: Sequence[str], path: Sequence[int],
-                step_logits: Sequence[np.ndarray]) -> dict[str, float]:
+def label_probs(
+    engine: Engine, labels: Sequence[str], path: Sequence[int], step_logits: Sequence[np.ndarray]
+) -> dict[str, float]:
     """P(label) from the logits at the first step where the label tokenizations diverge."""
     seqs = {lab: engine.tokenize(lab) for lab in labels}
     for step, logits in enumerate(step_logits):
-        firsts = {lab: s[step] for lab, s in seqs.items() if len(s) > step and list(s[:step]) == list(path[:step])}
+        firsts = {
+            lab: s[step]
+            for lab, s in seqs.items()
+            if len(s) > step and list(s[:step]) == list(path[:step])
+        }
         if len(set(firsts.values())) > 1:
             vals = {lab: float(logits[t]) for lab, t in firsts.items()}
             top = max(vals.values())

@@ -1,21 +1,33 @@
-"""The one-line descriptions of the agent's built-in tools, as the router and L1 see them.
+"""The tools the router and L1 are told about: one line per tool module, from the plugins.
 
-The agent/plugins capability will register tools through plugins; until then this is the list
-the default adapters were trained with (docs/formats.md, "L1 REPL format").
+Serving and training call the same function, so the router prompt the default L0 adapter was
+trained on is the one it is served with (for the bundled plugins).
 """
 
 from __future__ import annotations
 
-BUILTIN_TOOLS: dict[str, str] = {
-    "notes": "save, search and read the user's notes",
-    "todos": "add, list, complete and total the user's todos (due dates, estimates)",
-    "reminders": "set and list reminders at a date and time",
-    "files": "list, read, write and move files in the workspace folder",
-    "clock": "the current date and time, days until a date",
-    "units": "convert units and do arithmetic on the user's numbers",
-    "shell": "run a shell command (always asks the user first)",
-}
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from macaron_local.agent.tools import ToolRegistry
 
 
-def tool_descriptions() -> dict[str, str]:
-    return dict(BUILTIN_TOOLS)
+def load_registry() -> tuple[ToolRegistry, list[str]]:
+    """Load the enabled plugins; returns their tool registry and a warning per failed plugin."""
+    from macaron_local.plugins.manager import PluginManager
+
+    manager = PluginManager()
+    events = manager.load()
+    problems = [
+        f"plugin {e.plugin}: {e.message}" for e in events if e.kind not in {"loaded", "disabled"}
+    ]
+    return manager.registry(), problems
+
+
+def tool_descriptions(registry: ToolRegistry | None = None) -> dict[str, str]:
+    """``module -> one line`` for every registered tool module, sorted by name."""
+    if registry is None:
+        registry, _ = load_registry()
+    return {
+        k: v for k, v in sorted(registry.descriptions().items()) if not k.startswith("toolsmith")
+    }

@@ -63,19 +63,28 @@ def build_view(
     raise ContextOverflowError(
         f"the {label} view needs {n_tokens} tokens but the context leaves {budget} after the "
         "answer reserve, even with every earlier turn summarized",
-        n_tokens=n_tokens, limit=budget,
+        n_tokens=n_tokens,
+        limit=budget,
         hint="shorten the message, start a new session, or use a profile with a larger n_ctx "
-             "(or a remote)")
+        "(or a remote)",
+    )
 
 
-def _messages(profile: Profile, label: str, system: dict[str, str],
-              history: Sequence[TurnRecord], verbatim: set[str],
-              summary_of: Callable[[TurnRecord], str]) -> tuple[list[dict[str, str]], list[str]]:
+def _messages(
+    profile: Profile,
+    label: str,
+    system: dict[str, str],
+    history: Sequence[TurnRecord],
+    verbatim: set[str],
+    summary_of: Callable[[TurnRecord], str],
+) -> tuple[list[dict[str, str]], list[str]]:
     msgs, shown = [system], []
     for turn in history:
         if turn.id in verbatim:
-            msgs += [{"role": "user", "content": turn.request},
-                     {"role": "assistant", "content": turn.answer}]
+            msgs += [
+                {"role": "user", "content": turn.request},
+                {"role": "assistant", "content": turn.answer},
+            ]
         elif turn.label == label or profile.memory.other_turns == "summary":
             msgs.append(summary_note(turn, summary_of(turn)))
             shown.append(turn.id)

@@ -13,8 +13,16 @@ from macaron_local.engine.lora_io import write_lora, zero_lora
 QV = [f"blk.{i}.attn_{k}.weight" for i in range(30) for k in ("q", "v")]
 
 
-def make_adapter(model_path: Path, out: Path, *, seed: int, scale: float, rank: int = 4,
-                 targets: list[str] | None = None, **kw: object) -> Path:
+def make_adapter(
+    model_path: Path,
+    out: Path,
+    *,
+    seed: int,
+    scale: float,
+    rank: int = 4,
+    targets: list[str] | None = None,
+    **kw: object,
+) -> Path:
     shapes = inspect_model(model_path).linear_shapes()
     tensors = zero_lora(shapes, targets or QV, rank, seed=seed, scale=scale)
     return write_lora(out, tensors, alpha=float(rank), **kw)  # type: ignore[arg-type]

@@ -65,15 +65,21 @@ def test_adapter_with_wrong_shapes(tmp_path: Path, model_path: Path, engine: Eng
 
 
 def test_adapter_for_another_base(tmp_path: Path, model_path: Path, engine: Engine) -> None:
-    path = make_adapter(model_path, tmp_path / "other.gguf", seed=5, scale=0.1,
-                        metadata={"macaron.base_sha256": "ab" * 32})
+    path = make_adapter(
+        model_path,
+        tmp_path / "other.gguf",
+        seed=5,
+        scale=0.1,
+        metadata={"macaron.base_sha256": "ab" * 32},
+    )
     with pytest.raises(AdapterMismatchError, match="trained on base"):
         engine.load_adapter("other", path, base_sha256="cd" * 32)
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "model-file"])
-def test_corrupt_adapter(tmp_path: Path, adapter_dir: Path, model_path: Path, engine: Engine,
-                         damage: str) -> None:
+def test_corrupt_adapter(
+    tmp_path: Path, adapter_dir: Path, model_path: Path, engine: Engine, damage: str
+) -> None:
     bad = tmp_path / f"{damage}.gguf"
     if damage == "garbage":
         bad.write_bytes(b"GGUF" + b"\x00\x01" * 100)
@@ -86,8 +92,9 @@ def test_corrupt_adapter(tmp_path: Path, adapter_dir: Path, model_path: Path, en
         engine.load_adapter(damage, bad)
 
 
-def test_bad_adapter_does_not_take_the_others_down(tmp_path: Path, adapter_dir: Path,
-                                                   model_path: Path) -> None:
+def test_bad_adapter_does_not_take_the_others_down(
+    tmp_path: Path, adapter_dir: Path, model_path: Path
+) -> None:
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(b"not a lora")
     with Engine(model_path, EngineConfig(n_ctx=512)) as eng:

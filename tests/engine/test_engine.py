@@ -66,8 +66,9 @@ def test_interleaved_conversations_keep_independent_kv(engine: Engine) -> None:
     turns = [script[: i + 1] for i in range(0, len(script), 2)]
 
     def first_logits(name: str, slot: str, history: list[str]) -> np.ndarray:
-        done = engine.complete(chat(engine, *history), adapter=name, slot=slot,
-                               max_tokens=1, capture_logits=True)
+        done = engine.complete(
+            chat(engine, *history), adapter=name, slot=slot, max_tokens=1, capture_logits=True
+        )
         assert done.n_reused > 0 or history is turns[0]
         return done.step_logits[0]
 
@@ -166,8 +167,13 @@ def test_interactive_request_preempts_background(engine: Engine) -> None:
 
     order: list[str] = []
     started = threading.Event()
-    bg = engine.generate(long_prompt, slot="bg", max_tokens=60, priority=BACKGROUND,
-                         on_token=lambda _t: started.set())
+    bg = engine.generate(
+        long_prompt,
+        slot="bg",
+        max_tokens=60,
+        priority=BACKGROUND,
+        on_token=lambda _t: started.set(),
+    )
     assert started.wait(60)
     fg = engine.generate(short_prompt, adapter="a", slot="fg", max_tokens=8)
     threading.Thread(target=lambda: (fg.result(), order.append("fg"))).start()
@@ -183,8 +189,12 @@ def test_requests_from_many_threads_are_serialised(engine: Engine) -> None:
     engine.complete(prompt, slot="mt", max_tokens=6)  # later calls all reuse this prefix
     ref = engine.complete(prompt, slot="mt", max_tokens=6).tokens
     results: list[list[int]] = []
-    threads = [threading.Thread(target=lambda: results.append(
-        engine.complete(prompt, slot="mt", max_tokens=6).tokens)) for _ in range(4)]
+    threads = [
+        threading.Thread(
+            target=lambda: results.append(engine.complete(prompt, slot="mt", max_tokens=6).tokens)
+        )
+        for _ in range(4)
+    ]
     for t in threads:
         t.start()
     for t in threads:

@@ -17,8 +17,9 @@ def test_auto_route_answers_and_records_everything(runtime: Runtime) -> None:
     s = runtime.new_session("t")
     pieces: list[str] = []
     routes = []
-    result = runtime.run_turn(s.id, "What is the capital of Italy?", on_text=pieces.append,
-                              on_route=routes.append)
+    result = runtime.run_turn(
+        s.id, "What is the capital of Italy?", on_text=pieces.append, on_route=routes.append
+    )
     assert result.route in {"auto", "fallback"} and result.label in runtime.profile.labels
     assert routes[0].label == result.label
     if result.route == "auto":
@@ -51,7 +52,8 @@ def test_route_failure_falls_back_and_the_turn_goes_on(runtime: Runtime) -> None
     saved = runtime.profile
     # A decode budget of 1 token cannot finish any label ("L" + digit): a real route failure.
     runtime.profile = saved.model_copy(
-        update={"router": saved.router.model_copy(update={"decode_budget": 1})})
+        update={"router": saved.router.model_copy(update={"decode_budget": 1})}
+    )
     try:
         result = runtime.run_turn(s.id, "write me a poem about tea")
     finally:
@@ -89,8 +91,10 @@ def test_views_hold_own_turns_verbatim_and_others_as_summaries(runtime: Runtime)
         expected = [view.messages[0]]
         for t in history:
             if t.label == label:
-                expected += [{"role": "user", "content": t.request},
-                             {"role": "assistant", "content": t.answer}]
+                expected += [
+                    {"role": "user", "content": t.request},
+                    {"role": "assistant", "content": t.answer},
+                ]
             else:
                 expected.append(summary_note(t, stored[t.id].text))
         expected.append({"role": "user", "content": "next question"})
@@ -110,10 +114,16 @@ def test_compaction_replaces_oldest_own_turns_with_summaries(runtime: Runtime) -
     n_full = runtime.engine.count_tokens(runtime.engine.render_chat(full.messages))
     from macaron_local.turns.views import build_view
 
-    small = build_view(runtime.profile, "L0", history, "and now?",
-                       summary_of=runtime.summary_for, count_tokens=runtime.engine.count_tokens,
-                       render=runtime.engine.render_chat,
-                       n_ctx=n_full - 50 + runtime.profile.memory.answer_reserve)
+    small = build_view(
+        runtime.profile,
+        "L0",
+        history,
+        "and now?",
+        summary_of=runtime.summary_for,
+        count_tokens=runtime.engine.count_tokens,
+        render=runtime.engine.render_chat,
+        n_ctx=n_full - 50 + runtime.profile.memory.answer_reserve,
+    )
     assert small.compacted >= 1
     assert small.summarized[0] == history[0].id  # the oldest goes first
     assert history[-1].id in small.own_turns  # the newest stays verbatim
@@ -127,8 +137,9 @@ def test_cancel_rolls_back(runtime: Runtime) -> None:
     before = branch(runtime.db(), s.id)
     cancel = threading.Event()
     with pytest.raises(TurnError, match="cancelled"):
-        runtime.run_turn(s.id, "tell me a long story", label="L0", cancel=cancel,
-                         on_text=lambda _p: cancel.set())
+        runtime.run_turn(
+            s.id, "tell me a long story", label="L0", cancel=cancel, on_text=lambda _p: cancel.set()
+        )
     assert branch(runtime.db(), s.id) == before
 
 
@@ -148,4 +159,6 @@ def test_export_import_round_trip(runtime: Runtime) -> None:
     exported = export_session(runtime.db(), s.id, fmt="json")
     new_id = import_session(runtime.db(), exported)
     a, b = branch(runtime.db(), s.id), branch(runtime.db(), new_id)
-    assert [(t.request, t.answer, t.label) for t in a] == [(t.request, t.answer, t.label) for t in b]
+    assert [(t.request, t.answer, t.label) for t in a] == [
+        (t.request, t.answer, t.label) for t in b
+    ]

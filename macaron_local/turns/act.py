@@ -1,0 +1,98 @@
+"""The answer hop for specialists that act (L1): model -> REPL block -> tool result -> model.
+
+Owns the step function the agent loop calls (render the view plus the tool messages so far,
+generate with the label's adapter in its own KV slot, stream the text) and the aggregation of
+the steps into one answer with its tool calls. The agent session (REPL, gate) comes from the
+runtime; nothing here writes to the store.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from macaron_local.engine import Completion, Engine, Sampling
+from macaron_local.errors import CancelledError
+from macaron_local.store import NewToolCall
+
+
+@dataclass
+class ActOutcome:
+    completion: Completion  # the totals over all steps (text = the final answer)
+    tool_calls: list[NewToolCall] = field(default_factory=list)
+    round_trips: int = 0
+    finished: bool = True
+
+
+def act(
+    engine: Engine,
+    agent,
+    messages: list[dict[str, str]],
+    *,
+    label: str,  # noqa: ANN001
+    adapter: str | None,
+    slot: str,
+    max_tokens: int,
+    sampling: Sampling,
+    on_text: Callable[[str], None] | None,
+    cancel: threading.Event | None,
+    max_steps: int = 6,
+) -> ActOutcome:
+    total = Completion()
+
+    def step(msgs: list[dict[str, str]]) -> str:
+        if cancel is not None and cancel.is_set():
+            raise CancelledError("the request was cancelled")
+        prompt = engine.render_chat(msgs)
+        budget = max(16, min(max_tokens, engine.n_ctx - engine.count_tokens(prompt)))
+        stream = engine.generate(
+            prompt, adapter=adapter, slot=slot, max_tokens=budget, sampling=sampling
+        )
+        watch = _forward_cancel(cancel, stream)
+        try:
+            for piece in stream:
+                if on_text:
+                    on_text(piece)
+            done = stream.result()
+        finally:
+            watch.set()
+        _accumulate(total, done)
+        if on_text:
+            on_text("\n")
+        return done.text
+
+    outcome = agent.run(step, messages, max_steps=max_steps)
+    total.text = outcome.text
+    calls = [
+        NewToolCall(step=c.step, label=label, code=c.code, result=c.result, status=c.status)
+        for c in outcome.calls
+    ]
+    return ActOutcome(total, calls, outcome.round_trips, outcome.finished)
+
+
+def _accumulate(total: Completion, done: Completion) -> None:
+    if not total.tokens and not total.n_prompt:
+        total.ttft_s, total.queue_s = done.ttft_s, done.queue_s
+    total.tokens += done.tokens
+    total.n_prompt += done.n_prompt
+    total.n_reused += done.n_reused
+    total.n_evaluated += done.n_evaluated
+    total.total_s += done.total_s
+    total.finish_reason = done.finish_reason
+
+
+def _forward_cancel(cancel: threading.Event | None, stream) -> threading.Event:  # noqa: ANN001
+    """Cancel ``stream`` when ``cancel`` is set; set the returned event to stop watching."""
+    stop = threading.Event()
+    if cancel is None:
+        return stop
+
+    def watch() -> None:
+        while not stop.is_set():
+            if cancel.wait(0.05):
+                stream.cancel()
+                return
+
+    threading.Thread(target=watch, daemon=True, name="cancel-watch").start()
+    return stop
