@@ -17,6 +17,11 @@ _EXPORTS = {
     "Completion": "macaron_local.engine",
     "MacaronError": "macaron_local.errors",
     "embedded_model_file": "macaron_local.models",
+    "Assistant": "macaron_local.facade",
+    "AssistantProtocol": "macaron_local.facade",
+    "TurnItem": "macaron_local.facade",
+    "Runtime": "macaron_local.turns.pipeline",
+    "TurnResult": "macaron_local.turns.result",
 }
 
 __all__ = sorted(_EXPORTS)

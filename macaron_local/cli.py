@@ -39,11 +39,23 @@ def edge(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.group(invoke_without_command=True)
 @click.version_option(package_name="macaron-local")
+@click.option("--profile", "profile", default=None, help="Harness profile for the app.")
 @click.pass_context
-def main(ctx: click.Context) -> None:
-    """macaron-local: a private, local terminal assistant."""
+def main(ctx: click.Context, profile: str | None) -> None:
+    """macaron-local: a private, local terminal assistant. With no command, opens the app."""
     if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
+        from macaron_local.tui.run import main as tui_main
+
+        sys.exit(tui_main(profile))
+
+
+@main.command()
+@click.option("--profile", default=None, help="Harness profile (default: tall-local).")
+def tui(profile: str | None) -> None:
+    """Open the terminal app."""
+    from macaron_local.tui.run import main as tui_main
+
+    sys.exit(tui_main(profile))
 
 
 @main.command()
@@ -119,8 +131,10 @@ def _jsonl_texts(fh) -> list[str]:  # noqa: ANN001
 def _mount() -> None:
     """Attach the command groups each capability owns (imported here, not at their import)."""
     from macaron_local.hcp.cli import hcp
+    from macaron_local.plugins.cli import plugins_group
 
     main.add_command(hcp)
+    main.add_command(plugins_group)
 
 
 _mount()

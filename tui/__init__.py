@@ -1,1 +1,4 @@
-"""The Textual app. Imports the runtime through macaron_local.__all__; the runtime never imports it."""
+"""The Textual app (installed as macaron_local.tui); the runtime never imports it.
+
+It reaches the runtime only through ``macaron_local.facade``.
+"""

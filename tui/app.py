@@ -1,0 +1,105 @@
+"""The Textual application and its factory.
+
+``make_app(settings, assistant)`` builds the app from what the entry point made; nothing is
+opened here. The chat screen shows at once; the assistant loads the model in the background
+and the status line says when it is ready. App-wide keys live here, each with an id so the
+settings file can remap it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+
+from macaron_local.facade import AssistantProtocol
+from macaron_local.tui.errors import report
+from macaron_local.tui.palette import MacaronCommands
+from macaron_local.tui.screens.chat import ChatScreen
+from macaron_local.tui.screens.help import HelpScreen
+from macaron_local.tui.screens.profiles import ProfilesScreen
+from macaron_local.tui.screens.settings import SettingsScreen
+from macaron_local.tui.settings import THEMES, Settings, save_settings
+from macaron_local.tui.widgets.messages import AssistantMessage
+from macaron_local.tui.widgets.sidebar import Sidebar
+
+
+class MacaronApp(App[None]):
+    """macaron-local in the terminal."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "macaron"
+    COMMANDS = App.COMMANDS | {MacaronCommands}
+    # narrow terminals hide the inspector, then the sidebar (see app.tcss)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (90, "-medium"), (124, "-wide")]
+    BINDINGS = [
+        Binding("f1", "help", "Help", id="app.help"),
+        Binding("f2", "profiles", "Profiles", id="app.profiles"),
+        Binding("f3", "settings", "Settings", id="app.settings"),
+        Binding("f12", "toggle_theme", "Theme", show=False, id="app.toggle_theme"),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
+    ]
+
+    def __init__(self, settings: Settings, assistant: AssistantProtocol, *,
+                 settings_file: Path | None = None, notices: tuple[str, ...] = ()) -> None:
+        super().__init__()
+        self.settings = settings
+        self.assistant = assistant
+        self.settings_file = settings_file
+        self.notices = notices
+
+    def on_mount(self) -> None:
+        self.apply_settings(self.settings)
+        self.assistant.start()
+        for notice in self.notices:
+            self.notify(notice, severity="warning", timeout=10, markup=False)
+
+    def get_default_screen(self) -> ChatScreen:
+        return ChatScreen()
+
+    @property
+    def chat(self) -> ChatScreen:
+        return next(s for s in self.screen_stack if isinstance(s, ChatScreen))
+
+    def apply_settings(self, settings: Settings, *, save: bool = False) -> Path | None:
+        """Use ``settings`` now (theme, keys); write them to the settings file when asked."""
+        path = save_settings(settings, self.settings_file) if save else None
+        self.settings = settings
+        self.theme = THEMES[settings.theme]
+        self.set_keymap(dict(settings.keys))
+        return path
+
+    async def run_slash(self, name: str, arg: str = "") -> None:
+        """Run a slash command from anywhere (the command palette)."""
+        await self.chat.run_slash(name, arg)
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        bindings = [("app", b) for b in self.BINDINGS if isinstance(b, Binding)]
+        for where, cls in (("chat", ChatScreen), ("sessions", Sidebar),
+                           ("answer", AssistantMessage)):
+            bindings += [(where, b) for b in cls.BINDINGS if isinstance(b, Binding)]
+        self.push_screen(HelpScreen(bindings, dict(self.settings.keys)))
+
+    def action_profiles(self) -> None:
+        if not isinstance(self.screen, ProfilesScreen):
+            self.push_screen(ProfilesScreen())
+
+    def action_settings(self) -> None:
+        if not isinstance(self.screen, SettingsScreen):
+            self.push_screen(SettingsScreen())
+
+    def action_toggle_theme(self) -> None:
+        theme = "light" if self.settings.theme == "dark" else "dark"
+        try:
+            self.apply_settings(self.settings.model_copy(update={"theme": theme}))
+        except Exception as exc:  # noqa: BLE001 - a notice, not a crash
+            report(self, exc)
+
+
+def make_app(settings: Settings, assistant: AssistantProtocol, *,
+             settings_file: Path | None = None, notices: tuple[str, ...] = ()) -> MacaronApp:
+    """The app over ``assistant`` with ``settings`` (the entry point builds both)."""
+    return MacaronApp(settings, assistant, settings_file=settings_file, notices=notices)

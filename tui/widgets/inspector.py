@@ -1,0 +1,56 @@
+"""The inspector: everything recorded about the selected turn, summaries included.
+
+Summaries appear here and nowhere in the chat. Shows what it is given; asks nothing.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from macaron_local.facade import SPECIALISTS, TurnItem, badge
+
+BAR = 16
+
+
+def describe(item: TurnItem) -> Text:
+    """The inspector's text for one turn."""
+    out = Text()
+    out.append("Turn ", style="bold").append(f"{item.id}\n")
+    out.append("Answered by ", style="bold").append(badge(item.label, item.route_kind) + "\n")
+    if item.branches > 1:
+        out.append("Branch ", style="bold").append(f"{item.branch} of {item.branches}\n")
+    out.append("\nRoute probabilities\n", style="bold")
+    if not item.route_probs:
+        out.append("  (not routed: the label was pinned or sticky)\n", style="dim")
+    for label, p in sorted(item.route_probs.items(), key=lambda kv: -kv[1]):
+        bar = "█" * round(p * BAR)
+        out.append(f"  {label} {SPECIALISTS.get(label, ''):<6} {bar:<{BAR}} {p:6.1%}\n")
+    out.append("\nAdapter revision ", style="bold").append(f"{item.adapter_revision}\n")
+    out.append("Profile hash ", style="bold").append(f"{item.profile_hash[:16]}\n")
+    out.append("\nTokens\n", style="bold")
+    for key, value in item.tokens.items():
+        out.append(f"  {key:<10} {value}\n")
+    out.append("\nTimings\n", style="bold")
+    for key, value in item.timings.items():
+        out.append(f"  {key:<10} {value:.0f} ms\n")
+    out.append("\nSummary\n", style="bold")
+    out.append(f"  {item.summary}\n" if item.summary else "  (not written yet)\n",
+               style="" if item.summary else "dim")
+    return out
+
+
+class Inspector(VerticalScroll):
+    """Details of one turn (or a hint when none is selected)."""
+
+    DEFAULT_CSS = """
+    Inspector { width: 44; }
+    """
+
+    def compose(self):  # noqa: ANN201
+        yield Static("Select an answer to inspect it.", id="inspector-body")
+
+    def show(self, item: TurnItem | None) -> None:
+        body = self.query_one("#inspector-body", Static)
+        body.update(describe(item) if item else "Select an answer to inspect it.")

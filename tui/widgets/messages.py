@@ -1,0 +1,137 @@
+"""Chat entries: the user's message, the assistant's streamed answer with its badge, notes.
+
+An ``AssistantMessage`` receives its stream as messages (thread-safe ``post_message`` from the
+turn worker): ``Routed`` sets the badge, ``Piece`` appends Markdown, ``Final`` ends it and is
+passed up as ``AssistantMessage.Finished`` for the screen. Focusing one posts ``Selected``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from macaron_local.facade import TurnItem, badge
+
+FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
+
+
+def code_blocks(markdown: str) -> list[str]:
+    """The contents of the fenced code blocks in ``markdown`` (an open last fence counts)."""
+    return [m.group(1).rstrip("\n") for m in FENCE.finditer(markdown)]
+
+
+def timings_line(item: TurnItem) -> str:
+    t, k = item.timings, item.tokens
+    parts = [f"{name} {t[key]:.0f} ms" for name, key in
+             (("route", "route_ms"), ("first token", "ttft_ms"), ("answer", "answer_ms"),
+              ("total", "total_ms")) if key in t]
+    toks = f"{k.get('prompt', 0)} prompt ({k.get('cached', 0)} cached) · " \
+           f"{k.get('completion', 0)} generated"
+    return " · ".join(parts) + " · " + toks
+
+
+class UserMessage(Static):
+    """What the user sent."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text, markup=False, classes="user")
+        self.text = text
+
+
+class Note(Static):
+    """A line from the app itself (cancelled turns, errors): not part of the conversation."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text, markup=False, classes="note")
+
+
+class AssistantMessage(Vertical, can_focus=True):
+    """One assistant turn: badge, Markdown answer, hop timings (shown on demand)."""
+
+    BINDINGS = [
+        Binding("c", "screen.copy", "Copy code", id="answer.copy"),
+        Binding("plus,equals_sign", "screen.feedback('up')", "Good", id="answer.good"),
+        Binding("minus", "screen.feedback('down')", "Bad", id="answer.bad"),
+        Binding("x", "screen.correct", "Correct it", id="answer.correct"),
+    ]
+
+    class Routed(Message, bubble=False):
+        def __init__(self, label: str, kind: str) -> None:
+            super().__init__()
+            self.label, self.kind = label, kind
+
+    class Piece(Message, bubble=False):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class Final(Message, bubble=False):
+        def __init__(self, item: TurnItem | None, error: Exception | None = None) -> None:
+            super().__init__()
+            self.item, self.error = item, error
+
+    class Finished(Message):
+        """The stream ended: ``item`` when committed, else ``error`` (rolled back)."""
+
+        def __init__(self, widget: AssistantMessage, item: TurnItem | None,
+                     error: Exception | None) -> None:
+            super().__init__()
+            self.widget, self.item, self.error = widget, item, error
+
+    class Selected(Message):
+        def __init__(self, widget: AssistantMessage) -> None:
+            super().__init__()
+            self.widget = widget
+
+    def __init__(self, item: TurnItem | None = None) -> None:
+        super().__init__(classes="assistant")
+        self.item = item
+        self.text = item.answer if item else ""
+        self._stream: MarkdownStream | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._badge_text(), classes="badge", markup=False)
+        yield Markdown(self.text or None, classes="answer")
+        yield Static(timings_line(self.item) if self.item else "", classes="timings",
+                     markup=False)
+
+    def _badge_text(self) -> str:
+        if self.item is None:
+            return "… thinking"
+        text = badge(self.item.label, self.item.route_kind)
+        if self.item.branches > 1:
+            text += f" · branch {self.item.branch}/{self.item.branches}"
+        return text
+
+    @property
+    def badge_text(self) -> str:
+        return str(self.query_one(".badge", Static).content)
+
+    def on_focus(self) -> None:
+        self.post_message(self.Selected(self))
+
+    def on_assistant_message_routed(self, event: Routed) -> None:
+        self.query_one(".badge", Static).update(badge(event.label, event.kind) + " · answering…")
+
+    async def on_assistant_message_piece(self, event: Piece) -> None:
+        self.text += event.text
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self.query_one(Markdown))
+        await self._stream.write(event.text)
+
+    async def on_assistant_message_final(self, event: Final) -> None:
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+        if event.item is not None:
+            self.item, self.text = event.item, event.item.answer
+            await self.query_one(Markdown).update(self.text)
+            self.query_one(".badge", Static).update(self._badge_text())
+            self.query_one(".timings", Static).update(timings_line(event.item))
+        self.post_message(self.Finished(self, event.item, event.error))
