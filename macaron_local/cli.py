@@ -132,8 +132,10 @@ def _mount() -> None:
     """Attach the command groups each capability owns (imported here, not at their import)."""
     from macaron_local.hcp.cli import hcp
     from macaron_local.plugins.cli import plugins_group
+    from macaron_local.refine.cli import refine
 
     main.add_command(hcp)
+    main.add_command(refine)
     main.add_command(plugins_group)
 
 

@@ -4,7 +4,9 @@ Owns the example shape (``{"messages": [{"role", "content"}, ...]}``), the conve
 bundled data rows into the conversations the route and summary hops really send, and the
 encoding of a conversation into tokens plus a target mask that covers exactly the assistant
 tokens (content and the end-of-turn token, not the newline the template adds after it). Uses
-the serving tokenizer and its chat template. Must not import torch.
+the serving tokenizer and its chat template, and the turn pipeline's own message builders
+(``route_messages``, ``summary_messages``), so training sees what serving sends. Must not import
+torch.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from macaron_local.errors import RefineError
-from macaron_local.refine.formats import render_turn_for_summary
 
 Example = dict[str, Any]
 
@@ -25,8 +26,9 @@ Example = dict[str, Any]
 class ChatTokenizer(Protocol):
     def tokenize(self, text: str) -> list[int]: ...
     def is_eog(self, token: int) -> bool: ...
-    def render_chat(self, messages: Sequence[Mapping[str, str]], *,
-                    add_generation_prompt: bool = True) -> str: ...
+    def render_chat(
+        self, messages: Sequence[Mapping[str, str]], *, add_generation_prompt: bool = True
+    ) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -65,48 +67,67 @@ def data_hash(examples: Iterable[Example]) -> str:
     return h.hexdigest()
 
 
-def route_examples(records: Iterable[Mapping[str, str]], profile: Any,
-                   tools: Mapping[str, str] | None = None) -> list[Example]:
-    """``{"text","label"}`` rows -> the conversation the route hop sends, answered by the label."""
-    system = profile.router_prompt(dict(tools or {}))
+def route_examples(
+    records: Iterable[Mapping[str, str]], profile: Any, tools: Mapping[str, str] | None = None
+) -> list[Example]:
+    """``{"text","label"}`` rows -> the route hop's own messages, answered by the bare label.
+
+    ``tools`` (name -> one-line description) fill the route prompt's ``{tools}``; serving
+    passes :func:`macaron_local.turns.tools.tool_descriptions`, and so does ``bootstrap``.
+    """
+    from macaron_local.turns.route import route_messages
+
     labels = set(profile.labels)
     out = []
     for row in records:
         if row["label"] not in labels:
-            raise RefineError(f"route row with unknown label {row['label']!r}: {row['text'][:60]!r}")
-        out.append({"messages": [
-            {"role": "system", "content": system},
-            {"role": "user", "content": row["text"]},
-            {"role": "assistant", "content": row["label"]},
-        ]})
+            raise RefineError(
+                f"route row with unknown label {row['label']!r}: {row['text'][:60]!r}"
+            )
+        msgs = route_messages(profile, row["text"], dict(tools or {}))
+        out.append({"messages": [*msgs, {"role": "assistant", "content": row["label"]}]})
     return out
 
 
-def summary_examples(rows: Iterable[Mapping[str, str]], profile: Any) -> list[Example]:
-    """``{"request","answer","summary"}`` rows -> the summary hop's conversation."""
-    return [{"messages": [
-        {"role": "system", "content": profile.summary.prompt},
-        {"role": "user", "content": render_turn_for_summary(r["request"], r["answer"])},
-        {"role": "assistant", "content": r["summary"]},
-    ]} for r in rows]
+def summary_examples(
+    rows: Iterable[Mapping[str, str]], profile: Any, tools: Mapping[str, str] | None = None
+) -> list[Example]:
+    """``{"label","request","answer","summary"}`` rows -> the summary hop's own messages.
+
+    The summary hop continues the answering label's view (its system prompt, the request, the
+    answer) with the profile's summary request; only the summary is trained (the answer is
+    marked ``"train": False``).
+    """
+    from macaron_local.turns.summary import summary_messages
+
+    out = []
+    for r in rows:
+        view = [
+            {"role": "system", "content": profile.system_prompt(r["label"], dict(tools or {}))},
+            {"role": "user", "content": r["request"]},
+        ]
+        msgs = summary_messages(profile, view, r["answer"])
+        msgs = [{**m, "train": False} if m["role"] == "assistant" else m for m in msgs]
+        out.append({"messages": [*msgs, {"role": "assistant", "content": r["summary"]}]})
+    return out
 
 
 def check_messages(example: Example) -> list[dict[str, str]]:
     msgs = example.get("messages") if isinstance(example, Mapping) else None
     if not msgs or not all(isinstance(m, Mapping) and {"role", "content"} <= set(m) for m in msgs):
         raise RefineError(f"an example needs messages with role and content: {str(example)[:80]}")
-    if not any(m["role"] == "assistant" for m in msgs):
-        raise RefineError(f"an example has no assistant message: {str(example)[:80]}")
-    return [{"role": m["role"], "content": m["content"]} for m in msgs]
+    if not any(m["role"] == "assistant" and m.get("train", True) for m in msgs):
+        raise RefineError(f"an example has no trained assistant message: {str(example)[:80]}")
+    return [dict(m) for m in msgs]
 
 
-def _spans(tok: ChatTokenizer, msgs: list[dict[str, str]]) -> tuple[str, list[tuple[int, int]]]:
-    """The full rendering and, per assistant message, its (start, end) character span."""
+def _spans(tok: ChatTokenizer, msgs: list[dict[str, Any]]) -> tuple[str, list[tuple[int, int]]]:
+    """The full rendering and, per trained assistant message, its (start, end) character span."""
+    trained = [i for i, m in enumerate(msgs) if m["role"] == "assistant" and m.get("train", True)]
+    msgs = [{"role": m["role"], "content": m["content"]} for m in msgs]
     full = tok.render_chat(msgs, add_generation_prompt=False)
     spans = []
-    for i, m in enumerate(msgs):
-        if m["role"] != "assistant":
-            continue
+    for i in trained:
         prompt = tok.render_chat(msgs[:i], add_generation_prompt=True)
         upto = tok.render_chat(msgs[: i + 1], add_generation_prompt=False)
         if not (full.startswith(prompt) and full.startswith(upto)):

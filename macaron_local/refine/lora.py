@@ -64,8 +64,14 @@ class LoraConfig(BaseModel):
 class LoraLinear(nn.Module):
     """A frozen :class:`Linear` plus a trainable low-rank update."""
 
-    def __init__(self, base: Linear, rank: int, alpha: float, dropout: float = 0.0,
-                 generator: torch.Generator | None = None) -> None:
+    def __init__(
+        self,
+        base: Linear,
+        rank: int,
+        alpha: float,
+        dropout: float = 0.0,
+        generator: torch.Generator | None = None,
+    ) -> None:
         super().__init__()
         self.base = base
         self.rank, self.alpha = rank, alpha
@@ -129,9 +135,14 @@ def lora_tensors(model: nn.Module) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     }
 
 
-def export_lora(model: nn.Module, path: Path | str, *, arch: str = "llama",
-                metadata: Mapping[str, str] | None = None,
-                dtype: Literal["f32", "f16"] = "f32") -> Path:
+def export_lora(
+    model: nn.Module,
+    path: Path | str,
+    *,
+    arch: str = "llama",
+    metadata: Mapping[str, str] | None = None,
+    dtype: Literal["f32", "f16"] = "f32",
+) -> Path:
     """Write the model's LoRA as a GGUF adapter that llama.cpp loads as-is."""
     mods = lora_modules(model)
     if not mods:
@@ -141,8 +152,9 @@ def export_lora(model: nn.Module, path: Path | str, *, arch: str = "llama",
     if len(alphas) != 1 or len(ranks) != 1:
         raise RefineError("GGUF LoRA files hold one alpha and rank for all tensors")
     alpha = next(iter(mods.values())).alpha
-    return write_lora(path, lora_tensors(model), alpha=alpha, arch=arch, dtype=dtype,
-                      metadata=metadata)
+    return write_lora(
+        path, lora_tensors(model), alpha=alpha, arch=arch, dtype=dtype, metadata=metadata
+    )
 
 
 def import_lora(model: nn.Module, source: Path | str | LoraFile) -> LoraConfig:
@@ -150,8 +162,9 @@ def import_lora(model: nn.Module, source: Path | str | LoraFile) -> LoraConfig:
     lora = source if isinstance(source, LoraFile) else read_lora(source)
     rank = lora.rank
     alpha = lora.alpha or float(rank)  # llama.cpp: alpha 0 means scale 1
-    config = LoraConfig(rank=rank, alpha=alpha,
-                        targets=tuple(n.removesuffix(".weight") for n in lora.targets))
+    config = LoraConfig(
+        rank=rank, alpha=alpha, targets=tuple(n.removesuffix(".weight") for n in lora.targets)
+    )
     mods = attach_lora(model, config)
     missing = sorted(set(lora.tensors) - set(mods))
     if missing:

@@ -47,8 +47,9 @@ class TrainConfig(BaseModel):
     warmup_steps: Annotated[int, Field(ge=0)] = 10
     grad_clip: Annotated[float, Field(ge=0)] = 1.0
     steps: Annotated[int, Field(ge=1)] = 300
-    batch_size: Annotated[int, Field(ge=1)] = 8
-    max_len: Annotated[int, Field(ge=8)] = 512
+    epochs: Annotated[float, Field(gt=0)] | None = None  # when set: steps = epochs * n / batch
+    batch_size: Annotated[int, Field(ge=1)] = 16
+    max_len: Annotated[int, Field(ge=8)] = 1024
     seed: int = 0
     bf16: bool = True
     export_dtype: Literal["f32", "f16"] = "f16"
@@ -56,8 +57,14 @@ class TrainConfig(BaseModel):
     checkpoint_every: Annotated[int, Field(ge=0)] = 0  # 0: no trainer checkpoints
 
     def lora(self) -> LoraConfig:
-        return LoraConfig(rank=self.rank, alpha=self.alpha, dropout=self.dropout,
-                          targets=self.targets)
+        return LoraConfig(
+            rank=self.rank, alpha=self.alpha, dropout=self.dropout, targets=self.targets
+        )
+
+    def total_steps(self, n_examples: int) -> int:
+        if self.epochs is None:
+            return self.steps
+        return max(1, math.ceil(self.epochs * n_examples / self.batch_size))
 
     def fingerprint(self) -> str:
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()
@@ -75,6 +82,7 @@ class TrainResult:
     run_id: str
     data_hash: str
     losses: list[float] = field(default_factory=list)
+    step_s: list[float] = field(default_factory=list)  # wall time of each step
     steps: int = 0
     tokens: int = 0
     wall_s: float = 0.0
@@ -101,8 +109,8 @@ def batches(n: int, batch_size: int, keys: Sequence[tuple[str, int]], seed: int)
         rng.shuffle(order)
         epoch: list[list[int]] = []
         for i in range(0, n, bucket):
-            chunk = sorted(order[i:i + bucket], key=lambda j: keys[j])
-            epoch += [chunk[k:k + batch_size] for k in range(0, len(chunk), batch_size)]
+            chunk = sorted(order[i : i + bucket], key=lambda j: keys[j])
+            epoch += [chunk[k : k + batch_size] for k in range(0, len(chunk), batch_size)]
         rng.shuffle(epoch)
         yield from epoch
 
@@ -132,8 +140,9 @@ def shared_prefix(items: Sequence[Encoded], min_len: int = 8) -> int:
     return n if n >= min_len else 0
 
 
-def loss_on_targets(model: Any, tokens: torch.Tensor, targets: torch.Tensor,
-                    bf16: bool, prefix_len: int = 0) -> torch.Tensor:
+def loss_on_targets(
+    model: Any, tokens: torch.Tensor, targets: torch.Tensor, bf16: bool, prefix_len: int = 0
+) -> torch.Tensor:
     """Mean next-token cross-entropy over target tokens only (logits only where needed).
 
     With ``prefix_len`` > 0 the first ``prefix_len`` tokens (identical in every row, no target
@@ -148,10 +157,11 @@ def loss_on_targets(model: Any, tokens: torch.Tensor, targets: torch.Tensor,
     return F.cross_entropy(logits.float(), tokens[:, 1:][sel])
 
 
-def lr_at(step: int, cfg: TrainConfig) -> float:
+def lr_at(step: int, cfg: TrainConfig, total: int) -> float:
+    """Linear warmup, then cosine decay to 10% of ``lr`` at ``total`` steps."""
     if step < cfg.warmup_steps:
         return cfg.lr * (step + 1) / cfg.warmup_steps
-    span = max(1, cfg.steps - cfg.warmup_steps)
+    span = max(1, total - cfg.warmup_steps)
     return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (step - cfg.warmup_steps) / span)))
 
 
@@ -194,59 +204,89 @@ def train(
         result = _loop(model, encoded, cfg, label, run_id, dhash, out, cancel, progress)
         if result.status == "done":
             meta = {BASE_SHA_KEY: base_sha256, LABEL_KEY: label, REVISION_KEY: run_id}
-            result.path = export_lora(model, out, arch=arch, metadata=meta,
-                                      dtype=cfg.export_dtype)
+            result.path = export_lora(model, out, arch=arch, metadata=meta, dtype=cfg.export_dtype)
     finally:
         model.eval()
         detach_lora(model)
     record = {
-        "run_id": run_id, "label": label, "status": result.status,
+        "run_id": run_id,
+        "label": label,
+        "status": result.status,
         "output": str(result.path) if result.path else None,
-        "base_sha256": base_sha256, "parent": parent, "profile_hash": profile_hash,
-        "data_hash": dhash, "n_examples": len(examples), "n_encoded": len(encoded),
+        "base_sha256": base_sha256,
+        "parent": parent,
+        "profile_hash": profile_hash,
+        "data_hash": dhash,
+        "n_examples": len(examples),
+        "n_encoded": len(encoded),
         "n_inexact": sum(not e.exact for e in encoded),
         "n_target_tokens": sum(e.n_targets for e in encoded),
-        "config": cfg.model_dump(mode="json"), "steps": result.steps,
-        "tokens": result.tokens, "wall_s": round(result.wall_s, 3),
-        "tokens_per_s": round(result.tokens_per_s, 1), "losses": result.losses,
+        "config": cfg.model_dump(mode="json"),
+        "steps": result.steps,
+        "tokens": result.tokens,
+        "wall_s": round(result.wall_s, 3),
+        "tokens_per_s": round(result.tokens_per_s, 1),
+        "losses": result.losses,
+        "step_s": result.step_s,
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "torch": torch.__version__, "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
     }
     result.run_json.write_text(json.dumps(record, indent=1))
     plot_losses(result.losses, result.loss_png, title=f"{label} ({run_id})")
     return result
 
 
-def _loop(model: Any, encoded: list[Encoded], cfg: TrainConfig, label: str, run_id: str,
-          dhash: str, out: Path, cancel: threading.Event | None, progress: bool) -> TrainResult:
+def _loop(
+    model: Any,
+    encoded: list[Encoded],
+    cfg: TrainConfig,
+    label: str,
+    run_id: str,
+    dhash: str,
+    out: Path,
+    cancel: threading.Event | None,
+    progress: bool,
+) -> TrainResult:
     from tqdm import tqdm
 
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
     keys = [(e.group, len(e.tokens)) for e in encoded]
     feed = batches(len(encoded), cfg.batch_size, keys, cfg.seed)
-    res = TrainResult(label=label, status="done", path=None, run_id=run_id, data_hash=dhash,
-                      run_json=out.with_name(f"{out.stem}.run.json"),
-                      loss_png=out.with_name(f"{out.stem}.loss.png"))
+    res = TrainResult(
+        label=label,
+        status="done",
+        path=None,
+        run_id=run_id,
+        data_hash=dhash,
+        run_json=out.with_name(f"{out.stem}.run.json"),
+        loss_png=out.with_name(f"{out.stem}.loss.png"),
+    )
+    total = cfg.total_steps(len(encoded))
     started = time.perf_counter()
-    bar = tqdm(total=cfg.steps, desc=f"train {label}", unit="step", disable=not progress,
-               dynamic_ncols=True)
-    for step in range(cfg.steps):
+    bar = tqdm(
+        total=total, desc=f"train {label}", unit="step", disable=not progress, dynamic_ncols=True
+    )
+    for step in range(total):
         if cancel is not None and cancel.is_set():
             res.status = "cancelled"
             break
         batch = [encoded[i] for i in next(feed)]
         tokens, targets = collate(batch)
+        t_step = time.perf_counter()
         for group in opt.param_groups:
-            group["lr"] = lr_at(step, cfg)
-        loss = loss_on_targets(model, tokens, targets, cfg.bf16,
-                               shared_prefix(batch) if cfg.share_prefix else 0)
+            group["lr"] = lr_at(step, cfg, total)
+        loss = loss_on_targets(
+            model, tokens, targets, cfg.bf16, shared_prefix(batch) if cfg.share_prefix else 0
+        )
         loss.backward()
         if cfg.grad_clip:
             torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
         opt.step()
         opt.zero_grad(set_to_none=True)
         res.losses.append(round(loss.item(), 5))
+        res.step_s.append(round(time.perf_counter() - t_step, 3))
         res.steps = step + 1
         res.tokens += sum(len(e.tokens) for e in batch)
         res.wall_s = time.perf_counter() - started
@@ -286,8 +326,10 @@ def plot_losses(losses: Sequence[float], path: Path, *, title: str) -> Path:
     ax.plot(steps, losses, lw=0.8, alpha=0.5, label="loss")
     k = max(1, len(losses) // 20)
     if len(losses) >= 2 * k > 1:
-        avg = [sum(losses[max(0, i - k + 1):i + 1]) / len(losses[max(0, i - k + 1):i + 1])
-               for i in range(len(losses))]
+        avg = [
+            sum(losses[max(0, i - k + 1) : i + 1]) / len(losses[max(0, i - k + 1) : i + 1])
+            for i in range(len(losses))
+        ]
         ax.plot(steps, avg, lw=1.5, label=f"mean of {k}")
     ax.set_xlabel("step")
     ax.set_ylabel("loss (assistant tokens)")

@@ -56,11 +56,11 @@ def read_weights(path: Path | str) -> GGUFWeights:
     return GGUFWeights(path=path, arch=arch, fields=fields, tensors=tensors)
 
 
-def write_f32_copy(src: Path | str, dst: Path | str) -> Path:
+def write_f32_copy(src: Path | str, dst: Path | str, weights: GGUFWeights | None = None) -> Path:
     """Write ``src`` again with every tensor dequantized to F32 (same metadata and tokenizer).
 
     An F32 base lets llama.cpp and torch agree to float precision (parity tests); it is about
-    5x the size of a Q4_1 file.
+    5x the size of a Q4_1 file. ``weights`` (already read from ``src``) saves dequantizing twice.
     """
     import gguf
 
@@ -76,9 +76,12 @@ def write_f32_copy(src: Path | str, dst: Path | str) -> Path:
         writer.add_key_value(name, f.contents(), f.types[0], sub_type=sub)
     writer.add_file_type(gguf.LlamaFileType.ALL_F32)
     for t in reader.tensors:
-        shape = tuple(int(x) for x in reversed(t.shape.tolist()))
-        data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32).reshape(shape)
-        writer.add_tensor(t.name, np.ascontiguousarray(data))
+        if weights is not None:
+            data = weights.tensors[t.name]
+        else:
+            shape = tuple(int(x) for x in reversed(t.shape.tolist()))
+            data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32).reshape(shape)
+        writer.add_tensor(t.name, np.ascontiguousarray(data, dtype=np.float32))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()

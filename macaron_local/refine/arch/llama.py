@@ -119,8 +119,9 @@ class Block(nn.Module):
         for name in LINEARS:
             setattr(self, name, Linear(w[f"{prefix}.{name}.weight"]))
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
-                past: KV | None = None) -> tuple[torch.Tensor, KV]:
+    def forward(
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, past: KV | None = None
+    ) -> tuple[torch.Tensor, KV]:
         """``x`` (B, T, d) at positions P..P+T-1, where P is the length of ``past`` (a shared
         prefix's keys/values, batch 1). Returns the new states and this call's own (k, v)."""
         cfg = self.cfg
@@ -151,8 +152,9 @@ class LlamaModel(nn.Module):
     def __init__(self, cfg: LlamaConfig, w: dict[str, object]) -> None:
         super().__init__()
         self.cfg = cfg
-        self.token_embd = nn.Embedding(cfg.n_vocab, cfg.n_embd, _freeze=True,
-                                       _weight=torch.tensor(w["token_embd.weight"]))
+        self.token_embd = nn.Embedding(
+            cfg.n_vocab, cfg.n_embd, _freeze=True, _weight=torch.tensor(w["token_embd.weight"])
+        )
         self.blk = nn.ModuleList(Block(cfg, w, f"blk.{i}") for i in range(cfg.n_layer))
         self.output_norm = RMSNorm(w["output_norm.weight"], cfg.eps)
         self.output = Linear(w["output.weight"]) if "output.weight" in w else None

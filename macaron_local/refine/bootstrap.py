@@ -1,0 +1,226 @@
+"""Bootstrap: train the default specialists from the bundled data and ship them.
+
+Owns the data mix of each label (L0 = routing + chat + its summaries, L1 = agent episodes + its
+summaries, L2 = code + its summaries, L3 = GenUI + its summaries), turning data rows into the
+conversations serving really sends (the label's own system prompt when a row has none), one
+training run per label on one shared base, registering each result in the lineage store and
+writing its ``[[adapters]]`` entry into the base model's manifest and its lineage record
+(``<label>.json``, the same JSON as in the store) beside the shipped GGUF.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from macaron_local.errors import RefineError
+from macaron_local.refine.data import Example, load_jsonl, route_examples, summary_examples
+
+MIXES: dict[str, tuple[str, ...]] = {
+    "L0": ("route", "chat"),
+    "L1": ("agent",),
+    "L2": ("code",),
+    "L3": ("genui",),
+}
+
+
+@dataclass(frozen=True)
+class Built:
+    """One label's bootstrap result."""
+
+    label: str
+    path: Path
+    revision: str
+    n_examples: int
+    wall_s: float
+    tokens_per_s: float
+    final_loss: float
+
+
+def with_system(examples: Iterable[Example], system: str) -> list[Example]:
+    """Give every conversation without a system message the serving system prompt."""
+    out = []
+    for ex in examples:
+        msgs = list(ex["messages"])
+        if not msgs or msgs[0]["role"] != "system":
+            msgs = [{"role": "system", "content": system}, *msgs]
+        out.append({"messages": msgs})
+    return out
+
+
+def examples_from_rows(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    label: str,
+    profile: Any,
+    tools: Mapping[str, str] | None = None,
+) -> list[Example]:
+    """Any mix of rows -> conversations: ``{"text","label"}`` route rows, ``{"request",
+    "answer","summary"}`` summary rows, ``{"messages"}`` conversations (given ``label``'s
+    system prompt when they have none)."""
+    route = [r for r in rows if "text" in r and "label" in r and "messages" not in r]
+    summ = [r for r in rows if "summary" in r and "request" in r]
+    convs = [r for r in rows if "messages" in r]
+    if len(route) + len(summ) + len(convs) != len(rows):
+        raise RefineError("a data row is neither a route row, a summary row nor a conversation")
+    return (
+        route_examples(route, profile, tools)
+        + summary_examples(summ, profile, tools)
+        + with_system(convs, profile.system_prompt(label, dict(tools or {})))
+    )
+
+
+def label_examples(
+    data_dir: Path, label: str, profile: Any, tools: Mapping[str, str] | None = None
+) -> list[Example]:
+    """The training mix of ``label`` from the ``*.jsonl`` files in ``data_dir``."""
+    rows: list[Mapping[str, Any]] = []
+    for kind in MIXES[label]:
+        path = data_dir / f"{kind}.jsonl"
+        if path.is_file():
+            rows += load_jsonl(path)
+    summary = data_dir / "summary.jsonl"
+    if summary.is_file():
+        rows += [r for r in load_jsonl(summary) if r.get("label") == label]
+    if not rows:
+        raise RefineError(
+            f"no training data for {label} in {data_dir}",
+            hint=f"expected {', '.join(MIXES[label])}.jsonl / summary.jsonl",
+        )
+    return examples_from_rows(rows, label=label, profile=profile, tools=tools)
+
+
+def bootstrap(
+    *,
+    profile: Any,
+    base: Path,
+    base_sha256: str,
+    data_dir: Path,
+    out_dir: Path,
+    manifest: Path | None,
+    config: Any,
+    labels: Sequence[str] = ("L0", "L1", "L2", "L3"),
+    tools: Mapping[str, str] | None = None,  # None: the built-in tools serving describes
+    cancel: threading.Event | None = None,
+    progress: bool = True,
+    echo: Callable[[str], None] = print,
+) -> list[Built]:
+    """Train ``labels`` one after the other on one loaded base; register and ship each."""
+    from macaron_local.engine.tokenizer import shared_tokenizer
+    from macaron_local.refine import lineage
+    from macaron_local.refine.arch import load_base
+    from macaron_local.refine.train import train
+    from macaron_local.turns.tools import tool_descriptions
+
+    tools = tool_descriptions() if tools is None else tools
+    mixes = {lb: label_examples(data_dir, lb, profile, tools) for lb in labels}
+    model = load_base(base)
+    tok = shared_tokenizer(base)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    parents = _manifest_revisions(manifest)
+    built = []
+    for label in labels:
+        echo(f"{label}: {len(mixes[label])} examples")
+        res = train(
+            mixes[label],
+            model=model,
+            tokenizer=tok,
+            out=out_dir / f"{label}.gguf",
+            label=label,
+            base_sha256=base_sha256,
+            config=config,
+            parent=parents.get(label),
+            profile_hash=profile.content_hash,
+            cancel=cancel,
+            progress=progress,
+        )
+        if res.path is None:
+            raise RefineError(f"bootstrap cancelled while training {label}")
+        final = sum(res.losses[-10:]) / len(res.losses[-10:])
+        rev = lineage.register_revision(
+            res.path,
+            label=label,
+            parent=parents.get(label),
+            base_sha256=base_sha256,
+            data_hash=res.data_hash,
+            profile_hash=profile.content_hash,
+            config=config.model_dump(mode="json"),
+            metrics={
+                "final_loss": round(final, 5),
+                "steps": res.steps,
+                "tokens_per_s": round(res.tokens_per_s, 1),
+                "wall_s": round(res.wall_s, 1),
+            },
+        )
+        # the lineage record ships beside the bundled file (serving reads its profile_hash)
+        res.path.with_suffix(".json").write_text(rev.model_dump_json(indent=1))
+        built.append(
+            Built(
+                label,
+                res.path,
+                rev.revision,
+                len(mixes[label]),
+                res.wall_s,
+                res.tokens_per_s,
+                final,
+            )
+        )
+        if manifest is not None:
+            role = profile.adapters[label].role if label in profile.adapters else label
+            update_manifest(manifest, _entry(manifest, res.path, rev, role, config))
+    return built
+
+
+def _entry(manifest: Path, path: Path, rev: Any, role: str, config: Any) -> dict[str, Any]:
+    try:
+        file = path.resolve().relative_to(manifest.resolve().parent).as_posix()
+    except ValueError:
+        file = str(path.resolve())
+    return {
+        "label": rev.label,
+        "role": role,
+        "file": file,
+        "sha256": rev.revision,
+        "size": rev.size,
+        "rank": config.rank,
+        "alpha": float(config.alpha),
+        "targets": list(config.targets),
+        "base_sha256": rev.base_sha256 or "",
+        "revision": rev.revision,
+    }
+
+
+def _manifest_revisions(manifest: Path | None) -> dict[str, str]:
+    if manifest is None or not manifest.is_file():
+        return {}
+    from macaron_local.models import load_manifest
+
+    return {a.label: a.revision for a in load_manifest(manifest).adapters}
+
+
+def update_manifest(manifest: Path, entry: Mapping[str, Any]) -> None:
+    """Replace (or add) the ``[[adapters]]`` entry of ``entry["label"]``, keeping the rest of
+    the file and its comments; the result is validated before it replaces the file."""
+    import tomli_w
+
+    from macaron_local.models import load_manifest
+
+    text = manifest.read_text(encoding="utf-8")
+    current = load_manifest(manifest)
+    head = text.split("\n[[adapters]]", 1)[0].rstrip("\n") + "\n"
+    if text.startswith("[[adapters]]"):
+        head = ""
+    adapters = [a.model_dump(mode="json") for a in current.adapters if a.label != entry["label"]]
+    adapters = sorted([*adapters, dict(entry)], key=lambda a: a["label"])
+    body = tomli_w.dumps({"adapters": adapters})
+    tmp = manifest.with_name(f".{manifest.name}.tmp")
+    tmp.write_text(head + "\n" + body, encoding="utf-8")
+    try:
+        load_manifest(tmp)
+    except Exception:
+        tmp.unlink(missing_ok=True)
+        raise
+    tmp.replace(manifest)

@@ -1,0 +1,282 @@
+"""``macaron refine``: train adapters and manage their lineage from the command line.
+
+Owns argument parsing and output only; work is done by :mod:`~macaron_local.refine.train`,
+:mod:`~macaron_local.refine.bootstrap` and :mod:`~macaron_local.refine.lineage`. torch is
+imported only by the commands that train, so ``log``/``promote``/``rollback`` start fast.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from macaron_local.cli import edge
+
+_PROFILE = click.option(
+    "--profile",
+    "profile_id",
+    default="tall-local",
+    show_default=True,
+    help="The HCP profile whose policy record is used.",
+)
+
+
+def _train_options(fn: Any) -> Any:
+    opts = [
+        click.option("--steps", type=int, help="Optimizer steps (default: TrainConfig)."),
+        click.option("--epochs", type=float, help="Passes over the data (overrides --steps)."),
+        click.option("--batch-size", type=int),
+        click.option("--max-len", type=int, help="Longest example in tokens (longer: cut)."),
+        click.option("--rank", type=int),
+        click.option("--alpha", type=float),
+        click.option("--lr", type=float),
+        click.option("--seed", type=int),
+        click.option("--f32", is_flag=True, help="Train in float32 instead of bf16 autocast."),
+        click.option(
+            "--tools",
+            "tools_file",
+            type=click.Path(exists=True, dir_okay=False),
+            help="JSON object tool name -> one-line description for the prompts "
+            "(default: the built-in tools serving describes).",
+        ),
+        click.option("--quiet", is_flag=True, help="No progress bar."),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+def _config(kw: dict[str, Any]) -> Any:
+    from macaron_local.refine.train import TrainConfig
+
+    keys = ("steps", "epochs", "batch_size", "max_len", "rank", "alpha", "lr", "seed")
+    update = {k: kw[k] for k in keys if kw.get(k) is not None}
+    if kw.get("f32"):
+        update["bf16"] = False
+    return TrainConfig(**update)
+
+
+def _tools(path: str | None) -> dict[str, str]:
+    if not path:
+        from macaron_local.turns.tools import tool_descriptions
+
+        return tool_descriptions()
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise click.BadParameter("--tools must be a JSON object of name -> description")
+    return data
+
+
+@click.group("refine")
+def refine() -> None:
+    """Train LoRA specialists and choose which revision serves each label."""
+
+
+@refine.command("log")
+@click.option("--label", help="Only revisions of this label.")
+@_PROFILE
+@click.option("--json", "as_json", is_flag=True)
+@edge
+def log_cmd(label: str | None, profile_id: str, as_json: bool) -> None:
+    """List adapter revisions, oldest first; '*' marks the ones serving now."""
+    from macaron_local.refine import lineage
+
+    revs = lineage.list_revisions(label)
+    serving = lineage.get_policy(profile_id).serving
+    if as_json:
+        click.echo(
+            json.dumps(
+                {"serving": serving, "revisions": [r.model_dump(mode="json") for r in revs]},
+                indent=1,
+            )
+        )
+        return
+    if not revs:
+        click.echo("no adapter revisions yet (train one with `macaron refine train`)")
+        return
+    for r in revs:
+        mark = "*" if serving.get(r.label) == r.revision else " "
+        loss = r.metrics.get("final_loss")
+        parent = r.parent[:12] if r.parent else "-"
+        click.echo(
+            f"{mark} {r.label:<4} {r.revision[:12]}  {r.created_at}  parent {parent}"
+            f"  loss {loss if loss is not None else '-'}  {r.size / 2**20:.1f} MiB"
+        )
+
+
+@refine.command("promote")
+@click.argument("label")
+@click.argument("revision")
+@_PROFILE
+@edge
+def promote_cmd(label: str, revision: str, profile_id: str) -> None:
+    """Serve REVISION (sha256 or unique prefix) for LABEL."""
+    from macaron_local.refine import lineage
+
+    policy = lineage.promote(profile_id, label, revision)
+    click.echo(f"{profile_id}: {label} -> {policy.serving[label][:12]}")
+
+
+@refine.command("rollback")
+@click.argument("label")
+@_PROFILE
+@edge
+def rollback_cmd(label: str, profile_id: str) -> None:
+    """Serve the revision LABEL had before the current one."""
+    from macaron_local.refine import lineage
+
+    policy = lineage.rollback(profile_id, label)
+    now = policy.serving.get(label)
+    click.echo(f"{profile_id}: {label} -> {now[:12] if now else 'profile default'}")
+
+
+@refine.command("train")
+@click.argument("label")
+@click.argument("data", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("output", type=click.Path(dir_okay=False, path_type=Path))
+@_PROFILE
+@click.option(
+    "--base",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Base GGUF (default: the embedded model).",
+)
+@click.option(
+    "--register/--no-register",
+    default=True,
+    show_default=True,
+    help="Add the result to the lineage store as a new revision.",
+)
+@_train_options
+@edge
+def train_cmd(
+    label: str,
+    data: Path,
+    output: Path,
+    profile_id: str,
+    base: Path | None,
+    register: bool,
+    **kw: Any,
+) -> None:
+    """Train an adapter for LABEL on DATA (JSONL) and write it to OUTPUT (GGUF)."""
+    from macaron_local.engine.tokenizer import shared_tokenizer
+    from macaron_local.hcp import load_profile
+    from macaron_local.refine import lineage
+    from macaron_local.refine.arch import load_base
+    from macaron_local.refine.bootstrap import examples_from_rows
+    from macaron_local.refine.data import load_jsonl
+    from macaron_local.refine.train import train
+
+    profile = load_profile(profile_id)
+    cfg = _config(kw)
+    base_path, base_sha = _base(base)
+    examples = examples_from_rows(
+        load_jsonl(data), label=label, profile=profile, tools=_tools(kw.get("tools_file"))
+    )
+    parent = lineage.get_policy(profile_id).serving.get(label)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    res = train(
+        examples,
+        model=load_base(base_path),
+        tokenizer=shared_tokenizer(base_path),
+        out=output,
+        label=label,
+        base_sha256=base_sha,
+        config=cfg,
+        parent=parent,
+        profile_hash=profile.content_hash,
+        progress=not kw.get("quiet"),
+    )
+    click.echo(
+        f"{label}: {res.steps} steps, {res.tokens_per_s:.0f} tok/s, "
+        f"loss {res.losses[0]:.3f} -> {res.losses[-1]:.3f}; wrote {output}"
+    )
+    if register and res.path is not None:
+        rev = lineage.register_revision(
+            res.path,
+            label=label,
+            parent=parent,
+            base_sha256=base_sha,
+            data_hash=res.data_hash,
+            profile_hash=profile.content_hash,
+            config=cfg.model_dump(mode="json"),
+            metrics={"final_loss": res.losses[-1], "steps": res.steps},
+        )
+        click.echo(
+            f"registered revision {rev.revision[:12]} "
+            f"(serve it: macaron refine promote {label} {rev.revision[:12]})"
+        )
+
+
+def _base(base: Path | None) -> tuple[Path, str]:
+    from macaron_local.models import EMBEDDED_ID, get_manifest, sha256_file, verified_path
+
+    if base is None:
+        return verified_path(EMBEDDED_ID), get_manifest(EMBEDDED_ID).sha256
+    return base, sha256_file(base)
+
+
+@refine.command("bootstrap")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder with route/chat/agent/code/genui/summary.jsonl "
+    "(default: the bundled models/data).",
+)
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where the GGUFs go (default: models/adapters beside the manifest).",
+)
+@click.option(
+    "--manifest",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Manifest to add [[adapters]] to (default: the embedded model's).",
+)
+@click.option("--labels", default="L0,L1,L2,L3", show_default=True)
+@_PROFILE
+@_train_options
+@edge
+def bootstrap_cmd(
+    data_dir: Path | None,
+    out_dir: Path | None,
+    manifest: Path | None,
+    labels: str,
+    profile_id: str,
+    **kw: Any,
+) -> None:
+    """Train the default specialists from the bundled data and write them into the manifest."""
+    from macaron_local import paths
+    from macaron_local.hcp import load_profile
+    from macaron_local.models import EMBEDDED_ID, get_manifest
+    from macaron_local.refine.bootstrap import bootstrap
+
+    profile = load_profile(profile_id)
+    if manifest is None:
+        manifest = get_manifest(EMBEDDED_ID).manifest_path or (
+            paths.bundled("models") / f"{EMBEDDED_ID}.toml"
+        )
+    data_dir = data_dir or manifest.parent / "data"
+    out_dir = out_dir or manifest.parent / "adapters"
+    base_path, base_sha = _base(None)
+    built = bootstrap(
+        profile=profile,
+        base=base_path,
+        base_sha256=base_sha,
+        data_dir=data_dir,
+        out_dir=out_dir,
+        manifest=manifest,
+        config=_config(kw),
+        labels=[s.strip() for s in labels.split(",") if s.strip()],
+        tools=_tools(kw.get("tools_file")),
+        progress=not kw.get("quiet"),
+        echo=click.echo,
+    )
+    click.echo(f"{'label':<6}{'examples':>9}{'time s':>9}{'tok/s':>8}{'loss':>8}  revision")
+    for b in built:
+        click.echo(
+            f"{b.label:<6}{b.n_examples:>9}{b.wall_s:>9.1f}{b.tokens_per_s:>8.0f}"
+            f"{b.final_loss:>8.3f}  {b.revision[:12]}"
+        )

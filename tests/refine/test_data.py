@@ -1,0 +1,127 @@
+"""Loss masks cover exactly the assistant tokens, rendered with the serving chat template."""
+
+from __future__ import annotations
+
+import pytest
+
+from macaron_local.errors import RefineError
+from macaron_local.hcp import load_profile
+from macaron_local.refine.data import data_hash, encode, route_examples, summary_examples
+
+AGENT = {
+    "messages": [
+        {"role": "system", "content": "You are the agent."},
+        {"role": "user", "content": "What time is it?"},
+        {"role": "assistant", "content": "```repl\nprint(clock.now())\n```"},
+        {"role": "tool", "content": "2025-03-14 09:30"},
+        {"role": "assistant", "content": "It is 09:30."},
+    ]
+}
+
+
+def _trained_text(tokenizer, enc) -> list[str]:  # noqa: ANN001
+    """The trained tokens as contiguous runs of text (end-of-turn tokens written out)."""
+    (im_end,) = tokenizer.tokenize("<|im_end|>")
+
+    def text(tokens: list[int]) -> str:
+        return "".join("<|im_end|>" if t == im_end else tokenizer.detokenize([t]) for t in tokens)
+
+    runs, cur = [], []
+    for tok, on in zip(enc.tokens, enc.targets, strict=True):
+        if on:
+            cur.append(tok)
+        elif cur:
+            runs.append(text(cur))
+            cur = []
+    if cur:
+        runs.append(text(cur))
+    return runs
+
+
+def test_mask_covers_each_assistant_turn_and_its_end_token(tokenizer) -> None:  # noqa: ANN001
+    enc = encode(tokenizer, AGENT, max_len=512)
+    assert enc.exact
+    assert _trained_text(tokenizer, enc) == [
+        "```repl\nprint(clock.now())\n```<|im_end|>",
+        "It is 09:30.<|im_end|>",
+    ]
+    full = tokenizer.tokenize(tokenizer.render_chat(AGENT["messages"], add_generation_prompt=False))
+    assert enc.tokens == full
+
+
+def test_prompt_tokens_are_the_served_prompt(tokenizer) -> None:  # noqa: ANN001
+    enc = encode(tokenizer, AGENT, max_len=512)
+    first = enc.targets.index(True)
+    served = tokenizer.tokenize(tokenizer.render_chat(AGENT["messages"][:2]))
+    assert enc.tokens[:first] == served
+
+
+def test_route_example_is_what_the_route_hop_sends(tokenizer) -> None:  # noqa: ANN001
+    profile = load_profile("tall-local")
+    tools = {"reminders.add": "Set a reminder."}
+    (ex,) = route_examples([{"text": "remind me at 5", "label": "L1"}], profile, tools)
+    from macaron_local.turns.route import route_messages
+
+    assert ex["messages"][:-1] == route_messages(profile, "remind me at 5", tools)
+    assert ex["messages"][0]["content"] == profile.router_prompt(tools)
+    assert "reminders.add" in ex["messages"][0]["content"]
+    enc = encode(tokenizer, ex, max_len=512)
+    assert _trained_text(tokenizer, enc) == ["L1<|im_end|>"]
+    with pytest.raises(RefineError, match="unknown label"):
+        route_examples([{"text": "x", "label": "L9"}], profile)
+
+
+def test_summary_example_is_what_the_summary_hop_sends(tokenizer) -> None:  # noqa: ANN001
+    from macaron_local.turns.summary import summary_messages
+
+    profile = load_profile("tall-local")
+    tools = {"todos": "the user's todos"}
+    row = {
+        "label": "L1",
+        "request": "sort my todos",
+        "answer": "Done: 3 todos sorted.",
+        "summary": "The user asked to sort their todos; the agent sorted 3.",
+    }
+    (ex,) = summary_examples([row], profile, tools)
+    view = [
+        {"role": "system", "content": profile.system_prompt("L1", tools)},
+        {"role": "user", "content": "sort my todos"},
+    ]
+    served = summary_messages(profile, view, "Done: 3 todos sorted.")
+    assert [{"role": m["role"], "content": m["content"]} for m in ex["messages"][:-1]] == served
+    enc = encode(tokenizer, ex, max_len=1024)
+    assert enc.exact
+    assert _trained_text(tokenizer, enc) == [row["summary"] + "<|im_end|>"]  # not the answer
+
+
+def test_truncation_keeps_only_what_fits(tokenizer) -> None:  # noqa: ANN001
+    enc = encode(tokenizer, AGENT, max_len=512)
+    second = len(enc.tokens) - 8
+    short = encode(tokenizer, AGENT, max_len=second)
+    assert len(short.tokens) == second and short.targets == enc.targets[:second]
+    assert encode(tokenizer, AGENT, max_len=enc.targets.index(True)) is None
+
+
+def test_bad_examples_are_named_errors(tokenizer) -> None:  # noqa: ANN001
+    with pytest.raises(RefineError, match="no trained assistant"):
+        encode(tokenizer, {"messages": [{"role": "user", "content": "hi"}]}, 64)
+    with pytest.raises(RefineError, match="role and content"):
+        encode(tokenizer, {"text": "hi"}, 64)
+
+
+def test_data_hash_depends_on_content_and_order() -> None:
+    a, b = {"messages": [{"role": "user", "content": "a"}]}, {"messages": []}
+    assert data_hash([a, b]) == data_hash([dict(a), b])
+    assert data_hash([a, b]) != data_hash([b, a])
+
+
+def test_importing_refine_does_not_import_torch() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, macaron_local.refine, macaron_local.refine.cli, "
+        "macaron_local.refine.lineage, macaron_local.refine.data, "
+        "macaron_local.refine.bootstrap; assert 'torch' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,103 @@
+"""Training runs: deterministic for a seed, cancellable, recorded, checkpoints in the cache."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from macaron_local import paths
+from macaron_local.engine.lora_io import read_lora
+from macaron_local.refine.train import TrainConfig, batches, train
+from tests.refine.helpers import CHAT
+
+CFG = TrainConfig(
+    rank=2,
+    targets=("attn_v",),
+    steps=2,
+    batch_size=1,
+    warmup_steps=0,
+    bf16=False,
+    export_dtype="f32",
+)
+SHA = "cd" * 32
+
+
+def test_same_seed_same_adapter(model, tokenizer, tmp_path: Path) -> None:  # noqa: ANN001
+    runs = [
+        train(
+            [CHAT],
+            model=model,
+            tokenizer=tokenizer,
+            out=tmp_path / f"r{i}.gguf",
+            label="L0",
+            base_sha256=SHA,
+            config=CFG,
+            progress=False,
+        )
+        for i in range(2)
+    ]
+    a, b = read_lora(runs[0].path).tensors, read_lora(runs[1].path).tensors
+    assert a.keys() == b.keys()
+    assert all(np.array_equal(a[k][1], b[k][1]) for k in a)
+    assert runs[0].losses == runs[1].losses
+    assert (tmp_path / "r0.gguf").read_bytes() == (tmp_path / "r1.gguf").read_bytes()
+
+
+def test_run_record_and_loss_plot(model, tokenizer, tmp_path: Path) -> None:  # noqa: ANN001
+    cfg = CFG.model_copy(update={"checkpoint_every": 1, "bf16": True})
+    res = train(
+        [CHAT, CHAT],
+        model=model,
+        tokenizer=tokenizer,
+        out=tmp_path / "x.gguf",
+        label="L2",
+        base_sha256=SHA,
+        config=cfg,
+        profile_hash="p" * 64,
+        progress=False,
+    )
+    record = json.loads(res.run_json.read_text())
+    assert res.run_json == tmp_path / "x.run.json"
+    assert record["status"] == "done" and record["label"] == "L2"
+    assert record["config"]["checkpoint_every"] == 1 and record["steps"] == 2
+    assert record["profile_hash"] == "p" * 64 and len(record["losses"]) == 2
+    answer = tokenizer.tokenize(CHAT["messages"][-1]["content"] + "<|im_end|>")
+    assert record["n_target_tokens"] == 2 * len(answer)
+    assert res.loss_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    ckpt = paths.cache_dir() / "refine" / res.run_id / "checkpoint.pt"
+    assert ckpt.is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.gguf", "x.loss.png", "x.run.json"]
+
+
+def test_cancel_stops_between_steps_and_exports_nothing(model, tokenizer, tmp_path) -> None:  # noqa: ANN001
+    stop = threading.Event()
+    stop.set()
+    res = train(
+        [CHAT],
+        model=model,
+        tokenizer=tokenizer,
+        out=tmp_path / "c.gguf",
+        label="L0",
+        base_sha256=SHA,
+        config=CFG,
+        cancel=stop,
+        progress=False,
+    )
+    assert res.status == "cancelled" and res.path is None and res.steps == 0
+    assert not (tmp_path / "c.gguf").exists()
+    assert json.loads(res.run_json.read_text())["status"] == "cancelled"
+    from macaron_local.refine.lora import lora_modules
+
+    assert not lora_modules(model)  # the base is left clean
+
+
+def test_batches_cover_every_example_each_epoch() -> None:
+    keys = [("b" if i % 3 else "a", i % 7) for i in range(50)]
+    feed = batches(50, 4, keys, seed=1)
+    epoch = [next(feed) for _ in range(13)]
+    assert sorted(i for b in epoch for i in b) == list(range(50))
+    again = batches(50, 4, keys, seed=1)
+    assert [next(again) for _ in range(13)] == epoch
