@@ -75,16 +75,18 @@ def route_examples(
     ``tools`` (name -> one-line description) fill the route prompt's ``{tools}``; serving
     passes :func:`macaron_local.turns.tools.tool_descriptions`, and so does ``bootstrap``.
     """
-    from macaron_local.turns.route import route_messages
+    from macaron_local.engine.tokenizer import shared_tokenizer
+    from macaron_local.turns.route import clip_middle, route_messages
 
     labels = set(profile.labels)
+    tok = shared_tokenizer()
     out = []
     for row in records:
         if row["label"] not in labels:
             raise RefineError(
                 f"route row with unknown label {row['label']!r}: {row['text'][:60]!r}"
             )
-        msgs = route_messages(profile, row["text"], dict(tools or {}))
+        msgs = route_messages(profile, clip_middle(tok, row["text"]), dict(tools or {}))
         out.append({"messages": [*msgs, {"role": "assistant", "content": row["label"]}]})
     return out
 

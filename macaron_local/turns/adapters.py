@@ -1,7 +1,8 @@
 """Which adapter file serves each label of a profile, and loading them into the engine.
 
-A label's revision is "none" (base weights), "bundled" (the base manifest's adapter for that
-label) or a lineage revision sha256 (``<data>/adapters/<sha>.gguf``). A bad adapter file is
+A label's revision is the one the policy record promoted (``macaron refine promote``), else the
+profile's: "none" (base weights), "bundled" (the base manifest's adapter for that label) or a
+lineage revision sha256 (``<data>/adapters/<sha>.gguf``). A bad adapter file is
 reported and its label served by the base weights; it never takes the other labels down.
 """
 
@@ -29,9 +30,13 @@ class Binding:
 
 
 def resolve(profile: Profile, manifest: ModelManifest) -> dict[str, Binding]:
+    """The binding per label: the policy record's promoted revision wins over the profile's."""
+    from macaron_local.refine.lineage import get_policy  # no torch: lineage is plain files
+
+    promoted = get_policy(profile.id).serving
     out = {}
     for label in profile.labels:
-        rev = profile.adapters[label].revision
+        rev = promoted.get(label) or profile.adapters[label].revision
         if rev == "none":
             out[label] = Binding(label, None, BASE_REVISION)
         elif rev == "bundled":

@@ -16,10 +16,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from macaron_local.engine import Engine, Sampling
+from macaron_local.engine.tokenizer import Vocab
 from macaron_local.hcp import Profile
 
 ROUTE_SLOT = "route"
-HEAD_TOKENS, TAIL_TOKENS = 320, 192  # a long paste is routed on its start and its ask
+# A long paste is routed on its start and its end (where the ask usually is): routing cost
+# stays bounded, and training clips the same way.
+HEAD_TOKENS, TAIL_TOKENS = 96, 96
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,7 @@ def route_messages(
     ]
 
 
-def clip_middle(engine: Engine, text: str) -> str:
+def clip_middle(engine: Engine | Vocab, text: str) -> str:
     """Keep the start and the end of a very long request (the ask is usually at one end)."""
     tokens = engine.tokenize(text)
     if len(tokens) <= HEAD_TOKENS + TAIL_TOKENS:
