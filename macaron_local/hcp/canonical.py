@@ -35,6 +35,18 @@ def content_hash(profile: Profile) -> str:
     return hashlib.sha256(canonical_json(profile).encode("utf-8")).hexdigest()
 
 
+def contract_hash(profile: Profile) -> str:
+    """sha256 of the contract an adapter is trained against: the profile without its adapter
+    revision pointers. Which revision serves a label is not part of what the adapter learned,
+    so promoting a revision (or bundling one) does not count as drift; any prompt, grammar,
+    format or sampling change does."""
+    data = canonical_data(profile)
+    for ref in data.get("adapters", {}).values():
+        ref.pop("revision", None)
+    blob = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
 def dump_toml(profile: Profile) -> str:
     """The resolved profile as a standalone TOML document (loading it gives the same hash)."""
     return tomli_w.dumps(canonical_data(profile), multiline_strings=True)
@@ -45,13 +57,14 @@ def drift_warning(
 ) -> str | None:
     """A warning when an adapter revision was trained under another contract than the served one.
 
-    ``trained_under`` is the profile hash recorded with the adapter revision (None: unknown, for
-    instance base weights only). Returns None when there is nothing to say.
+    ``trained_under`` is the contract hash recorded with the adapter revision (None: unknown,
+    for instance base weights only). Returns None when there is nothing to say.
     """
-    if not trained_under or trained_under == profile.content_hash:
+    served = contract_hash(profile)
+    if not trained_under or trained_under in (served, profile.content_hash):
         return None
     who = f"the {label} adapter revision" if label else "an adapter revision"
     return (
-        f"contract drift: {who} was trained under profile hash {trained_under}, "
-        f"but it is being served under profile {profile.id!r} with hash {profile.content_hash}"
+        f"contract drift: {who} was trained under contract hash {trained_under}, "
+        f"but it is being served under profile {profile.id!r} with contract hash {served}"
     )

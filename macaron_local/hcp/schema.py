@@ -261,6 +261,13 @@ class Profile(_Frozen):
 
         return content_hash(self)
 
+    @property
+    def contract_hash(self) -> str:
+        """The hash training records: the profile minus its adapter revision pointers."""
+        from macaron_local.hcp.canonical import contract_hash
+
+        return contract_hash(self)
+
     def system_prompt(self, label: str, tools: Mapping[str, str] | None = None) -> str:
         """The answer-hop system prompt of ``label``: its prompt, then its skills."""
         spec = self._prompt(label)

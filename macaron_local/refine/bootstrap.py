@@ -133,7 +133,7 @@ def bootstrap(
             base_sha256=base_sha256,
             config=config,
             parent=parents.get(label),
-            profile_hash=profile.content_hash,
+            profile_hash=profile.contract_hash,
             cancel=cancel,
             progress=progress,
         )
@@ -146,7 +146,7 @@ def bootstrap(
             parent=parents.get(label),
             base_sha256=base_sha256,
             data_hash=res.data_hash,
-            profile_hash=profile.content_hash,
+            profile_hash=profile.contract_hash,
             config=config.model_dump(mode="json"),
             metrics={
                 "final_loss": round(final, 5),

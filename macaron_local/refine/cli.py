@@ -186,7 +186,7 @@ def train_cmd(
         base_sha256=base_sha,
         config=cfg,
         parent=parent,
-        profile_hash=profile.content_hash,
+        profile_hash=profile.contract_hash,
         progress=not kw.get("quiet"),
     )
     click.echo(
@@ -200,7 +200,7 @@ def train_cmd(
             parent=parent,
             base_sha256=base_sha,
             data_hash=res.data_hash,
-            profile_hash=profile.content_hash,
+            profile_hash=profile.contract_hash,
             config=cfg.model_dump(mode="json"),
             metrics={"final_loss": res.losses[-1], "steps": res.steps},
         )
