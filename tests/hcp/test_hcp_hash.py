@@ -62,7 +62,20 @@ def test_drift_warning_names_both_hashes(write_file, bundled_doc) -> None:
     profile = load_profile("tall-local")
     assert drift_warning(profile.content_hash, profile) is None
     assert drift_warning(None, profile) is None
-    other = load_profile("hybrid").content_hash
+    assert drift_warning(profile.contract_hash, profile) is None
+    other = load_profile("hybrid").contract_hash
     warning = drift_warning(other, profile, label="L2")
     assert warning is not None
-    assert other in warning and profile.content_hash in warning and "L2" in warning
+    assert other in warning and profile.contract_hash in warning and "L2" in warning
+
+
+def test_contract_hash_ignores_revision_pointers_only() -> None:
+    profile = load_profile("tall-local")
+    adapters = {k: v.model_copy(update={"revision": "none"}) for k, v in profile.adapters.items()}
+    repointed = profile.model_copy(update={"adapters": adapters})
+    assert repointed.content_hash != profile.content_hash
+    assert repointed.contract_hash == profile.contract_hash
+    prompts = dict(profile.prompts)
+    prompts["L2"] = prompts["L2"].model_copy(update={"system": "Answer in haiku."})
+    reprompted = profile.model_copy(update={"prompts": prompts})
+    assert reprompted.contract_hash != profile.contract_hash

@@ -36,7 +36,7 @@ def test_v0_document_upgrades_and_loads(write_file, bundled_doc) -> None:
     assert up["schema_version"] == 1 and "route_prompt" not in up
     assert up["router"]["system_prompt"] == v1["router"]["system_prompt"]
     assert up["base"] == {"model": "smollm2-135m-instruct-q4_1"}
-    assert up["adapters"]["L1"]["revision"] == "none"
+    assert up["adapters"]["L1"]["revision"] == v1["adapters"]["L1"]["revision"]
     # v0 had no per-adapter descriptions, so the v1 profile differs only in those
     for label in v1["adapters"]:
         v1["adapters"][label].pop("description")
