@@ -122,6 +122,7 @@ def eval_summary(engine, profile, tools, data, bindings):  # noqa: ANN001, ANN20
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limit", type=int, default=None, help="items per set (spread evenly)")
+    ap.add_argument("--route-limit", type=int, default=None, help="router items (default: all)")
     ap.add_argument("--profile", default="tall-local")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
@@ -145,7 +146,7 @@ def main() -> None:
     for who, pick in (("adapters", lambda lab: lab if lab in have else None),
                       ("base", lambda lab: None)):
         res = out[who] = {}
-        acc, conf, ms = eval_router(engine, profile, tools, rows("route_eval.jsonl", args.limit),
+        acc, conf, ms = eval_router(engine, profile, tools, rows("route_eval.jsonl", args.route_limit),
                                     pick("L0"))
         res["router_accuracy"], res["route_median_ms"] = acc, ms
         res["confusion"] = {f"{w}->{g}": n for (w, g), n in sorted(conf.items())}

@@ -8,6 +8,7 @@ with a hint and exit code 1, never a traceback.
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import sys
 from collections.abc import Callable
@@ -37,7 +38,26 @@ def edge(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-@click.group(invoke_without_command=True)
+class LazyGroup(click.Group):
+    """Command groups owned by each capability, imported only when used (fast start, no cycles)."""
+
+    LAZY = {
+        "hcp": "macaron_local.hcp.cli:hcp",
+        "plugins": "macaron_local.plugins.cli:plugins_group",
+        "refine": "macaron_local.refine.cli:refine",
+    }
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.LAZY:
+            module, attr = self.LAZY[name].split(":")
+            return getattr(importlib.import_module(module), attr)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, invoke_without_command=True)
 @click.version_option(package_name="macaron-local")
 @click.option("--profile", "profile", default=None, help="Harness profile for the app.")
 @click.pass_context
@@ -126,17 +146,3 @@ def _jsonl_texts(fh) -> list[str]:  # noqa: ANN001
                 f'line {n}: expected a JSON object with "text" ({exc})', param_hint="--file"
             ) from exc
     return out
-
-
-def _mount() -> None:
-    """Attach the command groups each capability owns (imported here, not at their import)."""
-    from macaron_local.hcp.cli import hcp
-    from macaron_local.plugins.cli import plugins_group
-    from macaron_local.refine.cli import refine
-
-    main.add_command(hcp)
-    main.add_command(refine)
-    main.add_command(plugins_group)
-
-
-_mount()
