@@ -21,10 +21,12 @@ from textual.widgets import Footer, Header, Static
 
 from macaron_local.errors import MacaronError, TurnError
 from macaron_local.facade import SPECIALISTS, TurnItem
+from macaron_local.genui.actions import turn_text
 from macaron_local.tui.commands import PINS, parse
 from macaron_local.tui.errors import report
 from macaron_local.tui.screens.ask import AskScreen
 from macaron_local.tui.screens.chat_sessions import SessionActions
+from macaron_local.tui.widgets.genui import GenUIView
 from macaron_local.tui.widgets.inspector import Inspector
 from macaron_local.tui.widgets.messages import AssistantMessage, Note, UserMessage, code_blocks
 from macaron_local.tui.widgets.prompt import PromptInput
@@ -371,6 +373,34 @@ class ChatScreen(SessionActions, Screen[None]):
             report(self.app, exc)
             return
         self.notify(("Feedback kept. " if outcome.kept else "Feedback ") + outcome.message)
+
+    # --- generated UIs (L3) --------------------------------------------------------------------
+
+    @on(GenUIView.ActionRaised)
+    async def ui_action(self, event: GenUIView.ActionRaised) -> None:
+        """Local actions are done by the view; ``send`` is a new L3 turn; tools go to the
+        assistant's ``ui_tool`` when it has one. ``turn_text`` leaves NoAI values out."""
+        action, doc = event.action, event.view.document
+        if doc is None or action.execution.kind == "local":
+            return
+        if action.execution.kind == "model":
+            await self.start_turn("new", turn_text(action, doc), "L3")
+            return
+        run = getattr(self.assistant, "ui_tool", None)
+        if run is None or self.session_id is None:
+            self.notify("This assistant cannot run tools from a generated UI yet.",
+                        severity="warning")
+            return
+        self.ui_tool_worker(run, self.session_id, action, doc)
+
+    @work(thread=True, group="ui-tool", exit_on_error=False)
+    def ui_tool_worker(self, run, session_id: str, action, doc) -> None:  # noqa: ANN001
+        try:
+            result = run(session_id, action, doc)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a notice
+            self.app.call_from_thread(report, self.app, exc)
+            return
+        self.app.call_from_thread(self.notify, f"{action.execution.tool}: {result}"[:300])
 
     def action_toggle_timings(self) -> None:
         self.query_one("#chat").toggle_class("-timings")

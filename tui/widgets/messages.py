@@ -3,6 +3,8 @@
 An ``AssistantMessage`` receives its stream as messages (thread-safe ``post_message`` from the
 turn worker): ``Routed`` sets the badge, ``Piece`` appends Markdown, ``Final`` ends it and is
 passed up as ``AssistantMessage.Finished`` for the screen. Focusing one posts ``Selected``.
+An L3 answer's ui block is parsed as it streams and rendered as live widgets (``GenUIView``):
+each component appears as soon as its JSON is complete; the prose before it stays Markdown.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from macaron_local.facade import TurnItem, badge
+from macaron_local.genui.stream import ComponentReady, DocumentReady, Prose, UiStream, split_answer
+from macaron_local.tui.widgets.genui import GenUIView
 
 FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
 
@@ -94,10 +98,18 @@ class AssistantMessage(Vertical, can_focus=True):
         self.item = item
         self.text = item.answer if item else ""
         self._stream: MarkdownStream | None = None
+        self._ui: UiStream | None = None  # set while an L3 answer streams
+        self.ui_view: GenUIView | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(self._badge_text(), classes="badge", markup=False)
-        yield Markdown(self.text or None, classes="answer")
+        answer = split_answer(self.text) if self.item and self.item.label == "L3" else None
+        if answer is not None and answer.document is not None:
+            yield Markdown(answer.prose or None, classes="answer")
+            self.ui_view = GenUIView(answer.document)
+            yield self.ui_view
+        else:
+            yield Markdown(self.text or None, classes="answer")
         yield Static(timings_line(self.item) if self.item else "", classes="timings",
                      markup=False)
 
@@ -118,20 +130,64 @@ class AssistantMessage(Vertical, can_focus=True):
 
     def on_assistant_message_routed(self, event: Routed) -> None:
         self.query_one(".badge", Static).update(badge(event.label, event.kind) + " · answering…")
+        if event.label == "L3":
+            self._ui = UiStream()
 
     async def on_assistant_message_piece(self, event: Piece) -> None:
         self.text += event.text
+        if self._ui is None:
+            await self._write(event.text)
+            return
+        for ev in self._ui.feed(event.text):
+            if isinstance(ev, Prose):
+                await self._write(ev.text)
+            elif isinstance(ev, ComponentReady):
+                await (await self._ui_view()).add_component(ev.component)
+            elif isinstance(ev, DocumentReady):
+                (await self._ui_view()).finish(ev.document)
+
+    async def _write(self, text: str) -> None:
         if self._stream is None:
-            self._stream = Markdown.get_stream(self.query_one(Markdown))
-        await self._stream.write(event.text)
+            self._stream = Markdown.get_stream(self.query_one(".answer", Markdown))
+        await self._stream.write(text)
+
+    async def _ui_view(self) -> GenUIView:
+        if self.ui_view is None:
+            self.ui_view = GenUIView()
+            await self.mount(self.ui_view, after=self.query_one(".answer", Markdown))
+        return self.ui_view
+
+    async def _settle_ui(self, answer_text: str) -> None:
+        """The committed answer: keep the streamed UI if it matches, else rebuild or drop it."""
+        answer = split_answer(answer_text)
+        view = self.ui_view
+        if answer.document is None:
+            if view is not None:
+                await view.remove()
+                self.ui_view = None
+            await self.query_one(".answer", Markdown).update(answer_text)
+            return
+        await self.query_one(".answer", Markdown).update(answer.prose)
+        if view is not None and view.components == list(answer.document.components):
+            view.finish(answer.document)
+            return
+        if view is not None:
+            await view.remove()
+        self.ui_view = GenUIView(answer.document)
+        await self.mount(self.ui_view, after=self.query_one(".answer", Markdown))
 
     async def on_assistant_message_final(self, event: Final) -> None:
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
+        if self._ui is not None:
+            self._ui.close()
         if event.item is not None:
             self.item, self.text = event.item, event.item.answer
-            await self.query_one(Markdown).update(self.text)
+            if event.item.label == "L3":
+                await self._settle_ui(self.text)
+            else:
+                await self.query_one(".answer", Markdown).update(self.text)
             self.query_one(".badge", Static).update(self._badge_text())
             self.query_one(".timings", Static).update(timings_line(event.item))
         self.post_message(self.Finished(self, event.item, event.error))

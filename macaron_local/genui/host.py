@@ -1,0 +1,46 @@
+"""The runtime side of UI actions: tool calls through the agent's gate, model turns as sticky
+tool results routed back to L3.
+
+Owns :class:`RuntimeHost`, the :class:`~macaron_local.genui.actions.ActionHost` over a real
+:class:`~macaron_local.turns.pipeline.Runtime`. Tool calls go through the L1 agent's
+:class:`~macaron_local.agent.tools.ToolGate` (its allowlist and confirmation rules apply);
+a ``send`` becomes ``run_turn(..., tool_result_of=<the UI's turn>)`` so it skips routing and
+returns to the specialist that drew the UI. It must not build turn text (``actions.py`` does,
+and that is where NoAI is enforced).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from macaron_local.errors import PluginError
+
+if TYPE_CHECKING:
+    from macaron_local.turns.pipeline import Runtime
+
+
+class RuntimeHost:
+    """Actions of the UI drawn by turn ``turn_id`` in session ``session_id``."""
+
+    def __init__(self, runtime: Runtime, session_id: str, turn_id: str, *,
+                 tool_label: str = "L1") -> None:
+        self.runtime, self.session_id, self.turn_id = runtime, session_id, turn_id
+        self.tool_label = tool_label
+
+    def _gate(self):  # noqa: ANN202 - the agent's ToolGate
+        return self.runtime.agent(self.session_id, self.tool_label).gate
+
+    def tool_function(self, name: str) -> Callable[..., Any]:
+        gate = self._gate()
+        spec = gate.registry.get(name)
+        if spec is None or not gate.allowed(name):
+            raise PluginError(f"tool {name} is not available to the agent",
+                              hint="check the profile's [tools.allow] and the plugins")
+        return spec.func
+
+    def call_tool(self, name: str, kwargs: dict[str, Any]) -> Any:
+        return self._gate().call(name, kwargs=kwargs)
+
+    def send_turn(self, text: str) -> Any:
+        return self.runtime.run_turn(self.session_id, text, tool_result_of=self.turn_id)
