@@ -29,14 +29,14 @@ async def test_chat_shows_before_the_model_is_ready(app: MacaronApp) -> None:
         await pilot.pause()
         assert scripted.started
         status = app.chat.query_one("#status", Static)
-        assert "loading" in str(status.content)
+        await wait_for(pilot, lambda: "loading" in str(status.content))
         await send(pilot, "hello", wait=False)  # typing works; the turn waits for the model
         await wait_for(pilot, lambda: chat(pilot).job is not None)
         await pilot.pause(0.1)
         assert not answers(app)[0].text and answers(app)[0].item is None
         scripted.make_ready()
         await wait_for(pilot, lambda: chat(pilot).job is None)
-        assert "ready" in str(status.content)
+        await wait_for(pilot, lambda: "ready" in str(status.content))
         assert answers(app)[0].item is not None
 
 
