@@ -45,6 +45,9 @@ class LazyGroup(click.Group):
         "hcp": "macaron_local.hcp.cli:hcp",
         "plugins": "macaron_local.plugins.cli:plugins_group",
         "refine": "macaron_local.refine.cli:refine",
+        "serve": "macaron_local.serve.cli:serve",
+        "models": "macaron_local.manager.cli:models_group",
+        "doctor": "macaron_local.doctor:doctor",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

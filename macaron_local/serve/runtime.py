@@ -1,0 +1,32 @@
+"""Opening the runtime the server drives: the profile's engine, metered for ``usage``.
+
+Builds the same engine :meth:`Runtime.open` would (verified base, the profile's resources) as a
+:class:`~macaron_local.serve.metered.MeteredEngine`, then hands it to ``Runtime.open`` which
+does the rest (approval gate, recovery, adapters). Must not: serve anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from macaron_local.engine import EngineConfig
+from macaron_local.hcp import load_profile
+from macaron_local.models import get_manifest, verified_path
+from macaron_local.serve.metered import MeteredEngine
+from macaron_local.turns.pipeline import DEFAULT_PROFILE, Runtime
+
+
+def open_runtime(profile: str | None = None, *, db_path: Path | None = None) -> Runtime:
+    prof = load_profile(profile or DEFAULT_PROFILE)
+    manifest = get_manifest(prof.base.model)
+    res = prof.resources
+    engine = MeteredEngine(
+        verified_path(prof.base.model),
+        EngineConfig(n_ctx=res.n_ctx, n_threads=res.threads, n_gpu_layers=res.n_gpu_layers),
+        base_sha256=manifest.sha256,
+    )
+    try:
+        return Runtime.open(profile or DEFAULT_PROFILE, db_path=db_path, engine=engine)
+    except BaseException:
+        engine.close()
+        raise
