@@ -48,6 +48,7 @@ class LazyGroup(click.Group):
         "serve": "macaron_local.serve.cli:serve",
         "models": "macaron_local.manager.cli:models_group",
         "doctor": "macaron_local.doctor:doctor",
+        "remote": "macaron_local.remote.cli:remote_group",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -90,6 +91,12 @@ def tui(profile: str | None) -> None:
     type=click.Choice(["L0", "L1", "L2", "L3"]),
     help="Pin the turn to a specialist instead of routing it.",
 )
+@click.option(
+    "--remote",
+    "force_remote",
+    is_flag=True,
+    help="Send this turn to the remote server (hybrid mode); it falls back to local.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the turn record as one JSON object.")
 @edge
 def ask(
@@ -97,6 +104,7 @@ def ask(
     session_id: str | None,
     profile: str | None,
     label: str | None,
+    force_remote: bool,
     as_json: bool,
 ) -> None:
     """Answer TEXT in one turn (route, answer, then the summary before exiting)."""
@@ -107,12 +115,15 @@ def ask(
             click.echo(f"warning: {warning}", err=True)
         session = session_id or rt.new_session(" ".join(text)[:60]).id
         echo = None if as_json else (lambda piece: click.echo(piece, nl=False))
-        result = rt.run_turn(session, " ".join(text), label=label, on_text=echo)
+        result = rt.run_turn(session, " ".join(text), label=label, on_text=echo,
+                             remote=force_remote,
+                             on_notice=lambda n: click.echo(f"\nnotice: {n.message}", err=True))
         if as_json:
             click.echo(result.model_dump_json())
         else:
             click.echo()
-            click.echo(f"[{result.label} · {result.route} · session {result.session}]", err=True)
+            click.echo(f"[{result.label} · {result.route} · {result.backend} · "
+                       f"session {result.session}]", err=True)
 
 
 @main.command("route")

@@ -23,6 +23,7 @@ from macaron_local.engine import Engine, EngineConfig, Sampling
 from macaron_local.errors import CancelledError, MacaronError, TurnError
 from macaron_local.hcp import Profile, check_approved, load_profile
 from macaron_local.models import get_manifest, verified_path
+from macaron_local.remote.hybrid import Attempt, OnNotice, RemoteHook
 from macaron_local.store import (
     NewTurn,
     SessionRecord,
@@ -70,6 +71,7 @@ class Runtime:
         self.warnings += plugin_warnings
         self.tools: Mapping[str, str] = tool_descriptions(self.registry)
         self.confirm: Callable[[str, dict], bool] | None = None  # set by the UI / CLI
+        self.remote = RemoteHook(profile)  # heavy turns to a remote server, failover to local
         self._agents: dict[str, AgentSession] = {}
         self._local = threading.local()
         self._pending: dict[str, Future[str]] = {}
@@ -138,8 +140,14 @@ class Runtime:
         on_route: Callable[[RouteResult], None] | None = None,
         on_text: Callable[[str], None] | None = None,
         cancel: threading.Event | None = None,
+        remote: bool = False,
+        on_notice: OnNotice | None = None,
     ) -> TurnResult:
-        """Run one turn; returns its committed record. Raises :class:`TurnError` (rolled back)."""
+        """Run one turn; returns its committed record. Raises :class:`TurnError` (rolled back).
+
+        A heavy turn (or ``remote=True``, the user's ``/remote``) is answered by the remote
+        server; if that fails, ``on_notice`` says why and the answer reruns locally.
+        """
         started = time.perf_counter()
         db = self.db()
         head = get_session(db, session_id).head_turn_id  # the checkpoint
@@ -149,10 +157,23 @@ class Runtime:
         if on_route:
             on_route(decision)
         binding = self.bindings[decision.label]
-        view = self._view(decision.label, history, text)
+        plan = self.remote.plan(
+            decision.label,
+            text,
+            lambda n_ctx: self._view(decision.label, history, text, n_ctx),
+            forced=remote,
+            adapter_loaded=binding.adapter is not None,
+            uses_tools=bool(self.profile.tool_patterns(decision.label)),
+        )
         calls: list = []
         try:
-            if self.profile.tool_patterns(decision.label):
+            attempt = self.remote.answer(
+                plan, session_id, on_text=on_text, on_notice=on_notice, cancel=cancel
+            )
+            view = plan.local_view() if attempt.done is None else plan.remote
+            if attempt.done is not None:
+                done = attempt.done
+            elif self.profile.tool_patterns(decision.label):
                 acted = self._act(view, binding, session_id, on_text, cancel)
                 done, calls = acted.completion, acted.tool_calls
             else:
@@ -166,12 +187,14 @@ class Runtime:
         record = commit_turn(
             db,
             session_id,
-            self._new_turn(text, decision, binding, view, done, started, tool_result_of),
+            self._new_turn(text, decision, binding, view, done, started, tool_result_of, attempt),
             calls,
             expected_head=head,
             parent_id=parent,
         )
-        self._summarize_later(record, view, binding, session_id)
+        # the summary stays local; a remote turn is first fitted to the local context
+        summarized, view = self.remote.for_summary(record, view, attempt, plan, self.engine)
+        self._summarize_later(summarized, view, binding, session_id)
         return TurnResult.of(record)
 
     def _decide(
@@ -187,7 +210,9 @@ class Runtime:
             return RouteResult(label, "manual")
         return self.route(text)
 
-    def _view(self, label: str, history: list[TurnRecord], text: str) -> View:
+    def _view(
+        self, label: str, history: list[TurnRecord], text: str, n_ctx: int | None = None
+    ) -> View:
         known = summaries(self.db(), [t.id for t in history])
         return build_view(
             self.profile,
@@ -197,7 +222,7 @@ class Runtime:
             summary_of=lambda t: known[t.id].text if t.id in known else self.summary_for(t),
             count_tokens=self.engine.count_tokens,
             render=self.engine.render_chat,
-            n_ctx=self.engine.n_ctx,
+            n_ctx=n_ctx or self.engine.n_ctx,
             tools=self.tools,
         )
 
@@ -270,6 +295,7 @@ class Runtime:
         done,
         started: float,
         tool_result_of: str | None,
+        attempt: Attempt,
     ) -> NewTurn:  # noqa: ANN001
         total = (time.perf_counter() - started) * 1000
         meta = {"route_error": decision.error} if decision.error else {}
@@ -281,6 +307,8 @@ class Runtime:
             route_probs=decision.probs,
             adapter_revision=binding.revision,
             profile_hash=self.profile.content_hash,
+            backend=attempt.backend,
+            failover_reason=attempt.failover,
             timings={
                 "route_ms": decision.ms,
                 "ttft_ms": round(decision.ms + done.ttft_s * 1000, 2),
@@ -295,7 +323,12 @@ class Runtime:
             },
             compacted=view.compacted > 0,
             tool_result_of=tool_result_of,
-            meta={**meta, "compacted_turns": view.compacted, "finish": done.finish_reason},
+            meta={
+                **meta,
+                **attempt.meta(),
+                "compacted_turns": view.compacted,
+                "finish": done.finish_reason,
+            },
         )
 
     # --- summaries ---------------------------------------------------------------------------
@@ -377,6 +410,7 @@ class Runtime:
             self._summarizer.shutdown(wait=True)
             for agent in self._agents.values():
                 agent.close()
+            self.remote.close()
             self.engine.close()
 
     def __enter__(self) -> Runtime:

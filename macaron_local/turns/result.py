@@ -19,7 +19,8 @@ class TurnResult(BaseModel):
     route_probs: dict[str, float]
     adapter_revision: str
     profile_hash: str
-    backend: str
+    backend: str  # local | remote
+    failover_reason: str | None = None  # why a remote turn ran locally
     answer: str
     timings: dict[str, float]
     tokens: dict[str, int]
@@ -37,6 +38,7 @@ class TurnResult(BaseModel):
             adapter_revision=record.adapter_revision,
             profile_hash=record.profile_hash,
             backend=record.backend,
+            failover_reason=record.failover_reason,
             answer=record.answer,
             timings=record.timings,
             tokens=record.tokens,

@@ -1,0 +1,76 @@
+"""A planted API key is used for remote turns and never written anywhere under MACARON_HOME.
+
+The key lives only in the (file-based, test) OS keyring, whose file is outside MACARON_HOME.
+After remote turns, a failover, summaries, experience records, session exports and DEBUG logs
+written to a file under MACARON_HOME, every file there is grepped for the key's bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from macaron_local import secrets
+from macaron_local.experience.log import export as export_experience
+from macaron_local.experience.log import record_turn
+from macaron_local.experience.settings import set_user_choice
+from macaron_local.store import export_session, get_turn
+from macaron_local.turns.pipeline import Runtime
+from tests.remote.conftest import FileKeyring
+from tests.remote.faultproxy import Fault, FaultProxy
+from tests.remote.venti import Venti
+
+
+def test_a_planted_key_is_never_written(
+    runtime: Runtime,
+    runtime_home: Path,
+    proxy: FaultProxy,
+    venti: Venti,
+    test_keyring: FileKeyring,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    key = venti.api_key
+    monkeypatch.setenv("MACARON_HOME", str(runtime_home))
+    monkeypatch.setenv("MACARON_REMOTE_URL", proxy.url)
+    secrets.save_api_key(SecretStr(key))
+    assert not test_keyring.path.is_relative_to(runtime_home)
+    set_user_choice(True)
+    logs = runtime_home / "logs"
+    logs.mkdir(exist_ok=True)
+    handler = logging.FileHandler(logs / "macaron.log")
+    handler.setLevel(logging.DEBUG)
+    logging.getLogger().addHandler(handler)
+    caplog.set_level(logging.DEBUG)
+    try:
+        s = runtime.new_session("leak check")
+        ok = runtime.run_turn(s.id, "Write hello world in C.", label="L2")
+        proxy.set(Fault("status", 500))
+        failed = runtime.run_turn(s.id, "And in Go.", label="L2")
+        runtime.finish_pending()
+    finally:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+    assert ok.backend == "remote" and failed.meta["failover_reason"] == "server_error"
+    assert proxy.requests[0].headers["authorization"] == f"Bearer {key}"  # the key was used
+
+    db = runtime.db()
+    for turn_id in (ok.turn, failed.turn):
+        record_turn(db, runtime.profile, get_turn(db, turn_id))
+    exports = runtime_home / "exports"
+    exports.mkdir(exist_ok=True)
+    (exports / "session.json").write_text(export_session(db, s.id, "json"))
+    (exports / "session.md").write_text(export_session(db, s.id, "markdown"))
+    (exports / "experience.json").write_text(json.dumps(export_experience(db), default=str))
+
+    files = [p for p in runtime_home.rglob("*") if p.is_file()]
+    names = {p.name for p in files}
+    assert {"macaron.db", "macaron.log", "session.json", "experience.json"} <= names
+    assert (logs / "macaron.log").stat().st_size > 0
+    leaked = [str(p) for p in files if key.encode() in p.read_bytes()]
+    assert leaked == []
+    assert key not in caplog.text
