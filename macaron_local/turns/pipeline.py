@@ -157,16 +157,16 @@ class Runtime:
         if on_route:
             on_route(decision)
         binding = self.bindings[decision.label]
-        plan = self.remote.plan(
-            decision.label,
-            text,
-            lambda n_ctx: self._view(decision.label, history, text, n_ctx),
-            forced=remote,
-            adapter_loaded=binding.adapter is not None,
-            uses_tools=bool(self.profile.tool_patterns(decision.label)),
-        )
         calls: list = []
-        try:
+        try:  # the view may not fit (ContextOverflowError): that too is a rolled-back TurnError
+            plan = self.remote.plan(
+                decision.label,
+                text,
+                lambda n_ctx: self._view(decision.label, history, text, n_ctx),
+                forced=remote,
+                adapter_loaded=binding.adapter is not None,
+                uses_tools=bool(self.profile.tool_patterns(decision.label)),
+            )
             attempt = self.remote.answer(
                 plan, session_id, on_text=on_text, on_notice=on_notice, cancel=cancel
             )

@@ -1,13 +1,12 @@
 """A planted API key is used for remote turns and never written anywhere under MACARON_HOME.
 
 The key lives only in the (file-based, test) OS keyring, whose file is outside MACARON_HOME.
-After remote turns, a failover, summaries, experience records, session exports and DEBUG logs
+After remote turns, a failover, summaries, session exports and DEBUG logs
 written to a file under MACARON_HOME, every file there is grepped for the key's bytes.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
@@ -15,10 +14,7 @@ import pytest
 from pydantic import SecretStr
 
 from macaron_local import secrets
-from macaron_local.experience.log import export as export_experience
-from macaron_local.experience.log import record_turn
-from macaron_local.experience.settings import set_user_choice
-from macaron_local.store import export_session, get_turn
+from macaron_local.store import export_session
 from macaron_local.turns.pipeline import Runtime
 from tests.remote.conftest import FileKeyring
 from tests.remote.faultproxy import Fault, FaultProxy
@@ -39,7 +35,6 @@ def test_a_planted_key_is_never_written(
     monkeypatch.setenv("MACARON_REMOTE_URL", proxy.url)
     secrets.save_api_key(SecretStr(key))
     assert not test_keyring.path.is_relative_to(runtime_home)
-    set_user_choice(True)
     logs = runtime_home / "logs"
     logs.mkdir(exist_ok=True)
     handler = logging.FileHandler(logs / "macaron.log")
@@ -59,17 +54,14 @@ def test_a_planted_key_is_never_written(
     assert proxy.requests[0].headers["authorization"] == f"Bearer {key}"  # the key was used
 
     db = runtime.db()
-    for turn_id in (ok.turn, failed.turn):
-        record_turn(db, runtime.profile, get_turn(db, turn_id))
     exports = runtime_home / "exports"
     exports.mkdir(exist_ok=True)
     (exports / "session.json").write_text(export_session(db, s.id, "json"))
     (exports / "session.md").write_text(export_session(db, s.id, "markdown"))
-    (exports / "experience.json").write_text(json.dumps(export_experience(db), default=str))
 
     files = [p for p in runtime_home.rglob("*") if p.is_file()]
     names = {p.name for p in files}
-    assert {"macaron.db", "macaron.log", "session.json", "experience.json"} <= names
+    assert {"macaron.db", "macaron.log", "session.json"} <= names  # + experience, once it lands
     assert (logs / "macaron.log").stat().st_size > 0
     leaked = [str(p) for p in files if key.encode() in p.read_bytes()]
     assert leaked == []
