@@ -49,7 +49,7 @@ def act(
         stream = engine.generate(
             prompt, adapter=adapter, slot=slot, max_tokens=budget, sampling=sampling
         )
-        watch = _forward_cancel(cancel, stream)
+        watch = forward_cancel(cancel, stream)
         try:
             for piece in stream:
                 if on_text:
@@ -82,7 +82,7 @@ def _accumulate(total: Completion, done: Completion) -> None:
     total.finish_reason = done.finish_reason
 
 
-def _forward_cancel(cancel: threading.Event | None, stream) -> threading.Event:  # noqa: ANN001
+def forward_cancel(cancel: threading.Event | None, stream) -> threading.Event:  # noqa: ANN001
     """Cancel ``stream`` when ``cancel`` is set; set the returned event to stop watching."""
     stop = threading.Event()
     if cancel is None:

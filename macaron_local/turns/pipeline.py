@@ -40,7 +40,7 @@ from macaron_local.store import (
     summaries,
 )
 from macaron_local.turns import adapters as adapter_bindings
-from macaron_local.turns.act import act
+from macaron_local.turns.act import act, forward_cancel
 from macaron_local.turns.result import TurnResult
 from macaron_local.turns.route import RouteResult, route
 from macaron_local.turns.summary import start_summary
@@ -244,15 +244,14 @@ class Runtime:
             max_tokens=budget,
             sampling=_sampling(s),
         )
-        watcher = _cancel_watch(cancel, stream)
+        watcher = forward_cancel(cancel, stream)
         try:
             for piece in stream:
                 if on_text:
                     on_text(piece)
             return stream.result()
         finally:
-            if watcher:
-                watcher.set()
+            watcher.set()
 
     def _act(
         self,
@@ -434,19 +433,3 @@ def _sampling(s) -> Sampling:  # noqa: ANN001 - hcp SamplingParams with optional
         repeat_penalty=s.repeat_penalty if s.repeat_penalty is not None else base.repeat_penalty,
         seed=s.seed if s.seed is not None else base.seed,
     )
-
-
-def _cancel_watch(cancel: threading.Event | None, stream) -> threading.Event | None:  # noqa: ANN001
-    """Forward an external cancel event to the stream (the engine checks between tokens)."""
-    if cancel is None:
-        return None
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.is_set():
-            if cancel.wait(0.05):
-                stream.cancel()
-                return
-
-    threading.Thread(target=watch, daemon=True, name="cancel-watch").start()
-    return done
