@@ -113,3 +113,15 @@ def test_lora_round_trip_is_lossless(tmp_path: Path, model_path: Path) -> None:
     assert back.metadata["macaron.label"] == "L2"
     for name, (a, b) in tensors.items():
         assert (back.tensors[name][0] == a).all() and (back.tensors[name][1] == b).all()
+
+
+def test_vocab_only_tokenizer_matches_the_engine(model_path: Path, engine: Engine,
+                                                 tmp_path: Path) -> None:
+    from macaron_local.engine.tokenizer import Tokenizer
+
+    tok = Tokenizer(model_path)  # llama.cpp vocab-only load: no Python GGUF header parse
+    msgs = [{"role": "system", "content": "S"}, {"role": "user", "content": "hi there"}]
+    assert tok.render_chat(msgs) == engine.render_chat(msgs)
+    assert tok.tokenize(tok.render_chat(msgs)) == engine.tokenize(engine.render_chat(msgs))
+    with pytest.raises(ModelNotFoundError, match="gone.gguf"):
+        Tokenizer(tmp_path / "gone.gguf")
