@@ -49,6 +49,7 @@ class LazyGroup(click.Group):
         "models": "macaron_local.manager.cli:models_group",
         "doctor": "macaron_local.doctor:doctor",
         "remote": "macaron_local.remote.cli:remote_group",
+        "experience": "macaron_local.experience.cli:experience",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -113,6 +114,7 @@ def ask(
     with Runtime.open(profile) as rt:
         for warning in rt.warnings:
             click.echo(f"warning: {warning}", err=True)
+        rt.confirm = _ask_on_terminal
         session = session_id or rt.new_session(" ".join(text)[:60]).id
         echo = None if as_json else (lambda piece: click.echo(piece, nl=False))
         result = rt.run_turn(session, " ".join(text), label=label, on_text=echo,
@@ -124,6 +126,17 @@ def ask(
             click.echo()
             click.echo(f"[{result.label} · {result.route} · {result.backend} · "
                        f"session {result.session}]", err=True)
+
+
+def _ask_on_terminal(tool: str, args: dict) -> bool:
+    """A side-effecting tool asks first; without a terminal to ask on, it is declined."""
+    import sys
+
+    if not sys.stdin.isatty():
+        click.echo(f"\nnotice: declined {tool} (it asks first; no terminal to ask on)", err=True)
+        return False
+    shown = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    return click.confirm(f"\nrun {tool}({shown[:300]})?", default=False, err=True)
 
 
 @main.command("route")

@@ -236,6 +236,12 @@ def _base(base: Path | None) -> tuple[Path, str]:
     help="Manifest to add [[adapters]] to (default: the embedded model's).",
 )
 @click.option("--labels", default="L0,L1,L2,L3", show_default=True)
+@click.option(
+    "--resume-from-shipped",
+    is_flag=True,
+    help="Start each label from the adapter the manifest ships now (continued training; "
+    "the new revision's parent is the shipped one).",
+)
 @_PROFILE
 @_train_options
 @edge
@@ -244,6 +250,7 @@ def bootstrap_cmd(
     out_dir: Path | None,
     manifest: Path | None,
     labels: str,
+    resume_from_shipped: bool,
     profile_id: str,
     **kw: Any,
 ) -> None:
@@ -273,6 +280,7 @@ def bootstrap_cmd(
         tools=_tools(kw.get("tools_file")),
         progress=not kw.get("quiet"),
         echo=click.echo,
+        resume_from_shipped=resume_from_shipped,
     )
     click.echo(f"{'label':<6}{'examples':>9}{'time s':>9}{'tok/s':>8}{'loss':>8}  revision")
     for b in built:
@@ -280,3 +288,13 @@ def bootstrap_cmd(
             f"{b.label:<6}{b.n_examples:>9}{b.wall_s:>9.1f}{b.tokens_per_s:>8.0f}"
             f"{b.final_loss:>8.3f}  {b.revision[:12]}"
         )
+
+
+def _mount_learning() -> None:
+    """``refine run`` and ``refine harness`` live with the experience log that feeds them."""
+    from macaron_local.experience.cli import add_refine_commands
+
+    add_refine_commands(refine)
+
+
+_mount_learning()

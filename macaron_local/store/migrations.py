@@ -93,7 +93,46 @@ def m001_initial(db: sqlite_utils.Database) -> None:
     db["sessions"].enable_fts(["title"], create_triggers=True)
 
 
-MIGRATIONS: tuple[Migration, ...] = (m001_initial,)
+def m002_experience(db: sqlite_utils.Database) -> None:
+    """The opt-in experience log: one redacted row per learned-from turn, plus its signals.
+
+    Rows cascade with their turn (deleting a chat deletes what was learned from it). The
+    ``experience`` package owns the data logic; this only creates the tables.
+    """
+    db.executescript(
+        """
+        CREATE TABLE experience (
+            id TEXT PRIMARY KEY,
+            turn_id TEXT NOT NULL UNIQUE REFERENCES turns(id) ON DELETE CASCADE,
+            session_id TEXT NOT NULL,
+            parent_id TEXT,
+            created_at TEXT NOT NULL,
+            request TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            label TEXT NOT NULL,
+            route_kind TEXT NOT NULL,
+            adapter_revision TEXT NOT NULL,
+            profile_hash TEXT NOT NULL,
+            tool_outcomes TEXT NOT NULL DEFAULT '[]',
+            checker TEXT,
+            redactions INTEGER NOT NULL DEFAULT 0 CHECK (redactions >= 0)
+        );
+        CREATE INDEX experience_label ON experience(label, created_at);
+        CREATE INDEX experience_session ON experience(session_id);
+        CREATE TABLE experience_signals (
+            id TEXT PRIMARY KEY,
+            experience_id TEXT NOT NULL REFERENCES experience(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL
+                CHECK (kind IN ('up', 'down', 'correction', 'retry', 'reroute')),
+            value TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX experience_signals_of ON experience_signals(experience_id);
+        """
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_experience)
 
 
 def _ensure_table(db: sqlite_utils.Database) -> None:

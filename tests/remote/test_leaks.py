@@ -1,12 +1,13 @@
 """A planted API key is used for remote turns and never written anywhere under MACARON_HOME.
 
 The key lives only in the (file-based, test) OS keyring, whose file is outside MACARON_HOME.
-After remote turns, a failover, summaries, session exports and DEBUG logs
+After remote turns, a failover, summaries, experience records, session exports and DEBUG logs
 written to a file under MACARON_HOME, every file there is grepped for the key's bytes.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -14,6 +15,9 @@ import pytest
 from pydantic import SecretStr
 
 from macaron_local import secrets
+from macaron_local.experience.log import export as export_experience
+from macaron_local.experience.log import rows as experience_rows
+from macaron_local.experience.settings import set_user_choice
 from macaron_local.store import export_session
 from macaron_local.turns.pipeline import Runtime
 from tests.remote.conftest import FileKeyring
@@ -35,6 +39,7 @@ def test_a_planted_key_is_never_written(
     monkeypatch.setenv("MACARON_REMOTE_URL", proxy.url)
     secrets.save_api_key(SecretStr(key))
     assert not test_keyring.path.is_relative_to(runtime_home)
+    set_user_choice(True)  # the runtime keeps every committed turn in the experience log
     logs = runtime_home / "logs"
     logs.mkdir(exist_ok=True)
     handler = logging.FileHandler(logs / "macaron.log")
@@ -58,10 +63,13 @@ def test_a_planted_key_is_never_written(
     exports.mkdir(exist_ok=True)
     (exports / "session.json").write_text(export_session(db, s.id, "json"))
     (exports / "session.md").write_text(export_session(db, s.id, "markdown"))
+    kept = {r.turn_id for r in experience_rows(db)}
+    assert {ok.turn, failed.turn} <= kept
+    (exports / "experience.json").write_text(json.dumps(export_experience(db), default=str))
 
     files = [p for p in runtime_home.rglob("*") if p.is_file()]
     names = {p.name for p in files}
-    assert {"macaron.db", "macaron.log", "session.json"} <= names  # + experience, once it lands
+    assert {"macaron.db", "macaron.log", "session.json", "experience.json"} <= names
     assert (logs / "macaron.log").stat().st_size > 0
     leaked = [str(p) for p in files if key.encode() in p.read_bytes()]
     assert leaked == []

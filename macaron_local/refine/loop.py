@@ -1,0 +1,476 @@
+"""The local refine loop: learn a new adapter revision from experience, gated, in the background.
+
+Owns :class:`RefineConfig`, the three objectives over the torch LoRA model (SFT on accepted and
+corrected answers plus routing corrections and a replay slice; DPO on preference pairs against
+the starting policy as reference; a GRPO-style update: a group of sampled answers per checkable
+prompt, reward from its checker, group-normalised advantages, no ratio clipping because each
+group is used for exactly one update), sampling with a KV cache, cancellation (an event or a
+``cancel`` file in the run folder) with resumable trainer state in the cache, and the run:
+start from the revision serving now -> measure -> train -> measure -> register -> gate ->
+promote or keep -> report. A cancelled run registers nothing. Must not: promote without
+:func:`macaron_local.refine.gate.decide` passing, or write trainer state beside adapters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import torch
+import torch.nn.functional as F
+from pydantic import BaseModel, ConfigDict, Field
+
+from macaron_local import paths
+from macaron_local.errors import RefineError
+from macaron_local.refine.data import Encoded
+from macaron_local.refine.gate import GateConfig, decide, plot_gate, plot_series
+from macaron_local.refine.lora import LoraConfig, attach_lora, detach_lora, export_lora, import_lora
+from macaron_local.refine.train import collate, encode_all, loss_on_targets, shared_prefix
+
+
+class RefineConfig(BaseModel):
+    """Everything that decides a refine run (recorded with the revision)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    steps: Annotated[int, Field(ge=1)] = 40
+    batch_size: Annotated[int, Field(ge=1)] = 8
+    lr: Annotated[float, Field(gt=0)] = 1e-3
+    warmup_steps: Annotated[int, Field(ge=0)] = 3
+    rank: Annotated[int, Field(ge=1)] = 16  # for a fresh LoRA when the base serves the label
+    alpha: Annotated[float, Field(gt=0)] = 32.0
+    max_len: Annotated[int, Field(ge=16)] = 768
+    replay_ratio: Annotated[float, Field(ge=0)] = 0.5  # replay examples per experience example
+    dpo_beta: Annotated[float, Field(gt=0)] = 0.1
+    dpo_weight: Annotated[float, Field(ge=0)] = 1.0
+    dpo_batch: Annotated[int, Field(ge=1)] = 4
+    grpo_every: Annotated[int, Field(ge=0)] = 4  # a GRPO group every N steps (0: never)
+    grpo_group: Annotated[int, Field(ge=2)] = 4
+    grpo_max_tokens: Annotated[int, Field(ge=1)] = 32
+    grpo_temperature: Annotated[float, Field(gt=0)] = 1.0
+    heldout_fraction: Annotated[float, Field(ge=0, lt=1)] = 0.2
+    seed: int = 0
+    bf16: bool = True
+    threads: Annotated[int, Field(ge=1)] = 1
+    gate: GateConfig = GateConfig()
+
+
+@dataclass
+class RefineReport:
+    run_id: str
+    label: str
+    status: str  # promoted | kept | cancelled
+    summary: str = ""
+    parent: str | None = None
+    revision: str | None = None
+    counts: dict[str, Any] = field(default_factory=dict)
+    before: dict[str, dict[str, float]] = field(default_factory=dict)
+    after: dict[str, dict[str, float]] = field(default_factory=dict)
+    gate_passed: bool = False
+    reasons: list[str] = field(default_factory=list)
+    sft_loss: list[float] = field(default_factory=list)
+    dpo_loss: list[float] = field(default_factory=list)
+    reward: list[float] = field(default_factory=list)
+    steps: int = 0
+    wall_s: float = 0.0
+    report_json: str = ""
+    plots: list[str] = field(default_factory=list)
+
+
+# --- model helpers ----------------------------------------------------------------------------
+
+
+def seq_logprobs(model: Any, items: Sequence[Encoded], *, mean: bool = False,
+                 bf16: bool = True) -> torch.Tensor:
+    """Summed (or mean) log-probability of each item's target tokens, shape (B,)."""
+    tokens, targets = collate(items)
+    p = shared_prefix(items)
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        hidden = model.hidden(tokens[:, p:], prefix=tokens[0, :p] if p else None)
+        sel = targets[:, p + 1 :]
+        logits = model.logits(hidden[:, :-1][sel])
+    lp = F.log_softmax(logits.float(), -1).gather(-1, tokens[:, p + 1 :][sel][:, None])[:, 0]
+    rows = torch.arange(len(items))[:, None].expand_as(sel)[sel]
+    out = torch.zeros(len(items)).index_add(0, rows, lp)
+    return out / sel.sum(1).clamp(min=1) if mean else out
+
+
+def pair_examples(tok: Any, pairs: Sequence[Mapping[str, Any]],
+                  max_len: int = 768) -> tuple[list[Encoded], list[Encoded]]:
+    def enc(p: Mapping[str, Any], key: str) -> Encoded:
+        return encode_all(tok, [{"messages": [*p["prompt"], {"role": "assistant",
+                                                             "content": p[key]}]}], max_len)[0]
+
+    return [enc(p, "chosen") for p in pairs], [enc(p, "rejected") for p in pairs]
+
+
+def dpo_loss(pc: torch.Tensor, pr: torch.Tensor, rc: torch.Tensor, rr: torch.Tensor,
+             beta: float) -> torch.Tensor:
+    """-log sigmoid(beta * ((pi_c - ref_c) - (pi_r - ref_r))), mean over pairs."""
+    return -F.logsigmoid(beta * ((pc - rc) - (pr - rr))).mean()
+
+
+@torch.no_grad()
+def sample_tokens(model: Any, prompt: list[int], *, n: int, max_tokens: int,
+                  temperature: float, eog: Callable[[int], bool],
+                  gen: torch.Generator | None = None) -> list[list[int]]:
+    """``n`` continuations of ``prompt`` (greedy when ``temperature`` <= 0), KV-cached."""
+    x, past = model._layers(torch.tensor([prompt]), None)
+    logits = model.logits(model.output_norm(x[:, -1])).expand(n, -1)
+    out: list[list[int]] = [[] for _ in range(n)]
+    done = [False] * n
+    for _ in range(max_tokens):
+        if temperature <= 0:
+            nxt = logits.argmax(-1)
+        else:
+            probs = F.softmax(logits.float() / temperature, -1)
+            nxt = torch.multinomial(probs, 1, generator=gen)[:, 0]
+        for i, t in enumerate(nxt.tolist()):
+            if not done[i]:
+                out[i].append(t)
+                done[i] = eog(t)
+        if all(done):
+            break
+        x, own = model._layers(nxt[:, None], past)
+        past = [(torch.cat((pk.expand(n, -1, -1, -1), k), 2),
+                 torch.cat((pv.expand(n, -1, -1, -1), v), 2)) for (pk, pv), (k, v) in zip(
+                     past, own, strict=True)]
+        logits = model.logits(model.output_norm(x[:, -1]))
+    return out
+
+
+def prompt_ids(tok: Any, messages: Sequence[Mapping[str, str]]) -> list[int]:
+    return tok.tokenize(tok.render_chat(messages, add_generation_prompt=True))
+
+
+def generate(model: Any, tok: Any, messages: Sequence[Mapping[str, str]], *, n: int = 1,
+             max_tokens: int = 48, temperature: float = 0.0,
+             gen: torch.Generator | None = None) -> list[str]:
+    """Answers as text (end-of-turn token dropped)."""
+    outs = sample_tokens(model, prompt_ids(tok, messages), n=n, max_tokens=max_tokens,
+                         temperature=temperature, eog=tok.is_eog, gen=gen)
+    return [tok.detokenize([t for t in o if not tok.is_eog(t)]) for o in outs]
+
+
+def grpo_loss(model: Any, tok: Any, item: Mapping[str, Any], cfg: RefineConfig,
+              gen: torch.Generator) -> tuple[torch.Tensor | None, float]:
+    """One group for one checkable prompt: (loss or None when all rewards tie, mean reward)."""
+    from macaron_local.experience.checkers import check
+
+    ids = prompt_ids(tok, item["prompt"])
+    samples = [s for s in sample_tokens(model, ids, n=cfg.grpo_group,
+                                        max_tokens=cfg.grpo_max_tokens,
+                                        temperature=cfg.grpo_temperature, eog=tok.is_eog,
+                                        gen=gen) if s]
+    texts = [tok.detokenize([t for t in s if not tok.is_eog(t)]) for s in samples]
+    rewards = torch.tensor([float(check(item["checker"], t)) for t in texts])
+    if len(samples) < 2 or float(rewards.std()) == 0.0:
+        return None, float(rewards.mean()) if len(rewards) else 0.0
+    adv = (rewards - rewards.mean()) / (rewards.std() + 1e-6)
+    items = [Encoded(tokens=ids + s, targets=[False] * len(ids) + [True] * len(s), group="g")
+             for s in samples]
+    lp = seq_logprobs(model, items, mean=True, bf16=cfg.bf16)
+    return -(adv * lp).mean(), float(rewards.mean())
+
+
+def sft_loss(model: Any, batch: Sequence[Encoded], bf16: bool) -> torch.Tensor:
+    """Target-token cross-entropy, batched by system prompt (shared prefix), token-weighted."""
+    groups: dict[str, list[Encoded]] = {}
+    for e in batch:
+        groups.setdefault(e.group, []).append(e)
+    total = sum(e.n_targets for e in batch)
+    loss = torch.zeros(())
+    for items in groups.values():
+        tokens, targets = collate(items)
+        part = loss_on_targets(model, tokens, targets, bf16, shared_prefix(items))
+        loss = loss + part * sum(e.n_targets for e in items) / total
+    return loss
+
+
+def _lr(step: int, cfg: RefineConfig) -> float:
+    if step < cfg.warmup_steps:
+        return cfg.lr * (step + 1) / cfg.warmup_steps
+    span = max(1, cfg.steps - cfg.warmup_steps)
+    return cfg.lr * (0.1 + 0.45 * (1 + math.cos(math.pi * (step - cfg.warmup_steps) / span)))
+
+
+# --- the run ----------------------------------------------------------------------------------
+
+
+def runs_dir() -> Path:
+    return paths.data_dir() / "refine" / "runs"
+
+
+def cancel_run(run_id: str) -> Path:
+    """Ask a running (or the next resumed) run to stop between steps."""
+    path = paths.ensure(runs_dir() / run_id) / "cancel"
+    path.write_text("cancel\n")
+    return path
+
+
+def _resume_path(run_id: str) -> Path:
+    return paths.cache_dir() / "refine" / run_id / "resume.pt"
+
+
+def _parent(profile: Any, label: str) -> tuple[str | None, Path | None]:
+    """(revision, GGUF path) serving ``label`` now; (None, None) when the base serves it."""
+    from macaron_local.models import get_manifest
+    from macaron_local.turns.adapters import resolve
+
+    b = resolve(profile, get_manifest(profile.base.model))[label]
+    return (b.revision, b.path) if b.path is not None else (None, None)
+
+
+@dataclass
+class _State:
+    """What the run carries from step to step (and what a resume restores)."""
+
+    step: int = 0
+    sft: list[float] = field(default_factory=list)
+    dpo: list[float] = field(default_factory=list)
+    reward: list[float] = field(default_factory=list)
+
+
+def run_refine(label: str, *, profile: Any, db: Any, config: RefineConfig | None = None,
+               cancel: threading.Event | None = None, promote: bool = True,
+               echo: Callable[[str], None] = print, base: Path | None = None,
+               on_step: Callable[[int, int], None] | None = None) -> RefineReport:
+    """Train a new revision of ``label`` from the experience in ``db``; see the module doc."""
+    from macaron_local.engine.tokenizer import shared_tokenizer
+    from macaron_local.experience import datasets, log
+    from macaron_local.models import EMBEDDED_ID, get_manifest, verified_path
+    from macaron_local.refine.arch import load_base
+    from macaron_local.turns.tools import tool_descriptions
+
+    cfg = config or RefineConfig()
+    started = time.perf_counter()
+    tools = tool_descriptions()
+    data = datasets.build(log.rows(db), label=label, profile=profile, tools=tools,
+                          heldout_fraction=cfg.heldout_fraction)
+    n_exp = len(data.train.sft) + len(data.train.routing)
+    if data.train.size == 0:
+        raise RefineError(f"no experience to learn {label} from yet",
+                          hint="opt in (macaron experience on), then correct or rate answers")
+    data.replay = datasets.replay_slice(label, profile, tools,
+                                        math.ceil(cfg.replay_ratio * n_exp), seed=cfg.seed)
+    parent, parent_path = _parent(profile, label)
+    key = json.dumps([label, cfg.model_dump(mode="json"), parent, profile.content_hash,
+                      data.train.__dict__, data.heldout.__dict__, data.replay], sort_keys=True,
+                     default=str)
+    run_id = f"{label}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+    run_dir = paths.ensure(runs_dir() / run_id)
+
+    def stop_if() -> bool:
+        return (cancel is not None and cancel.is_set()) or (run_dir / "cancel").exists()
+
+    rep = RefineReport(run_id, label, "running", parent=parent, counts=data.counts())
+    torch.set_num_threads(cfg.threads)
+    base = base or verified_path(EMBEDDED_ID)
+    model, tok = load_base(base), shared_tokenizer(base)
+    if parent_path is not None:
+        import_lora(model, parent_path)
+    else:
+        attach_lora(model, LoraConfig(rank=cfg.rank, alpha=cfg.alpha), seed=cfg.seed)
+    try:
+        echo(f"{label}: {data.counts()} (parent {parent[:12] if parent else 'base'})")
+        # a run cancelled while the base loaded skips the (slow) first measurement
+        if not stop_if():
+            rep.before = _measure(model, tok, data, label, profile, tools, cfg, echo)
+        st = _train(model, tok, data, profile, tools, cfg, run_id, stop_if, echo, on_step)
+        rep.steps, rep.sft_loss, rep.dpo_loss, rep.reward = st.step, st.sft, st.dpo, st.reward
+        if st.step < cfg.steps:
+            rep.status, rep.summary = "cancelled", f"cancelled at step {st.step}/{cfg.steps}; " \
+                "nothing was registered (run it again to resume)"
+            (run_dir / "cancel").unlink(missing_ok=True)
+            return _write(rep, run_dir, started)
+        rep.after = _measure(model, tok, data, label, profile, tools, cfg, echo)
+        _register(rep, model, label, parent, profile, cfg, run_id, base,
+                  get_manifest(EMBEDDED_ID).sha256, promote)
+        return _write(rep, run_dir, started)
+    finally:
+        model.eval()
+        detach_lora(model)
+
+
+def _measure(model: Any, tok: Any, data: Any, label: str, profile: Any,
+             tools: Mapping[str, str], cfg: RefineConfig,
+             echo: Callable[[str], None]) -> dict[str, dict[str, float]]:
+    from macaron_local.refine.gate import heldout_metrics, regression_metrics
+
+    model.eval()
+    out = {"heldout": heldout_metrics(model, tok, data.heldout, cfg.gate, profile, tools),
+           "regression": regression_metrics(model, tok, label, profile, tools, cfg.gate)}
+    echo(f"  gate metrics: {json.dumps(out)}")
+    return out
+
+
+def _train(model: Any, tok: Any, data: Any, profile: Any, tools: Mapping[str, str],
+           cfg: RefineConfig, run_id: str, stop_if: Callable[[], bool],
+           echo: Callable[[str], None], on_step: Callable[[int, int], None] | None) -> _State:
+    from macaron_local.refine.data import route_examples
+
+    exp = encode_all(tok, data.train.sft + route_examples(data.train.routing, profile, tools),
+                     cfg.max_len) if (data.train.sft or data.train.routing) else []
+    replay = encode_all(tok, data.replay, cfg.max_len) if data.replay else []
+    chosen, rejected = pair_examples(tok, data.train.pairs, cfg.max_len)
+    with torch.no_grad():  # the starting policy is the DPO reference
+        ref_c = seq_logprobs(model, chosen) if chosen else None
+        ref_r = seq_logprobs(model, rejected) if rejected else None
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=cfg.lr)
+    st, resume = _State(), _resume_path(run_id)
+    if resume.is_file():
+        saved = torch.load(resume, weights_only=False)
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                if n in saved["lora"]:
+                    p.copy_(saved["lora"][n])
+        opt.load_state_dict(saved["optimizer"])
+        st = _State(**saved["state"])
+        echo(f"  resuming {run_id} at step {st.step}")
+    rng, gen = random.Random(cfg.seed + st.step), torch.Generator().manual_seed(cfg.seed + st.step)
+    n_exp = max(1, round(cfg.batch_size / (1 + cfg.replay_ratio))) if replay else cfg.batch_size
+    model.train()
+    while st.step < cfg.steps:
+        if stop_if():
+            _save_resume(resume, model, opt, st)
+            return st
+        for g in opt.param_groups:
+            g["lr"] = _lr(st.step, cfg)
+        loss = torch.zeros(())
+        if exp:
+            batch = [rng.choice(exp) for _ in range(n_exp)]
+            batch += [rng.choice(replay) for _ in range(cfg.batch_size - n_exp)] if replay else []
+            part = sft_loss(model, batch, cfg.bf16)
+            loss, st.sft = loss + part, [*st.sft, round(part.item(), 5)]
+        if chosen and cfg.dpo_weight > 0:
+            idx = [rng.randrange(len(chosen)) for _ in range(min(cfg.dpo_batch, len(chosen)))]
+            pc = seq_logprobs(model, [chosen[i] for i in idx], bf16=cfg.bf16)
+            pr = seq_logprobs(model, [rejected[i] for i in idx], bf16=cfg.bf16)
+            part = dpo_loss(pc, pr, ref_c[idx], ref_r[idx], cfg.dpo_beta)  # type: ignore[index]
+            loss, st.dpo = loss + cfg.dpo_weight * part, [*st.dpo, round(part.item(), 5)]
+        if data.train.checkable and cfg.grpo_every and st.step % cfg.grpo_every == 0:
+            item = data.train.checkable[(st.step // cfg.grpo_every) % len(data.train.checkable)]
+            part, reward = grpo_loss(model, tok, item, cfg, gen)
+            st.reward.append(round(reward, 4))
+            if part is not None:
+                loss = loss + part
+        if loss.requires_grad:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        st.step += 1
+        if on_step:
+            on_step(st.step, cfg.steps)
+        if st.step % 5 == 0 or st.step == cfg.steps:
+            echo(f"  step {st.step}/{cfg.steps} sft {st.sft[-1] if st.sft else '-'} "
+                 f"dpo {st.dpo[-1] if st.dpo else '-'} reward {st.reward[-1:] or '-'}")
+    resume.unlink(missing_ok=True)
+    return st
+
+
+def _save_resume(path: Path, model: Any, opt: Any, st: _State) -> None:
+    paths.ensure(path.parent)
+    lora = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+    tmp = path.with_suffix(".part")
+    torch.save({"lora": lora, "optimizer": opt.state_dict(), "state": asdict(st)}, tmp)
+    tmp.replace(path)
+
+
+def _register(rep: RefineReport, model: Any, label: str, parent: str | None, profile: Any,
+              cfg: RefineConfig, run_id: str, base: Path, base_sha: str, promote: bool) -> None:
+    from macaron_local.engine.lora_io import BASE_SHA_KEY, LABEL_KEY, REVISION_KEY
+    from macaron_local.refine import lineage
+
+    decision = decide(rep.before, rep.after, cfg.gate)
+    rep.gate_passed, rep.reasons = decision.passed, decision.reasons
+    folder = paths.ensure(paths.cache_dir() / "refine" / run_id)
+    cand = folder / "candidate.gguf"
+    meta = {BASE_SHA_KEY: base_sha, LABEL_KEY: label, REVISION_KEY: run_id}
+    export_lora(model, cand, metadata=meta, dtype="f16")
+    rev = lineage.register_revision(
+        cand, label=label, parent=parent, base_sha256=base_sha, profile_hash=profile.content_hash,
+        data_hash=run_id, config=cfg.model_dump(mode="json"),
+        metrics={"before": rep.before, "after": rep.after, "gate_passed": decision.passed,
+                 "gate_reasons": decision.reasons, "run_id": run_id},
+    )
+    cand.unlink(missing_ok=True)
+    rep.revision = rev.revision
+    if decision.passed and promote:
+        lineage.promote(profile.id, label, rev.revision)
+        rep.status, rep.summary = "promoted", f"{label} -> {rev.revision[:12]} (gate passed)"
+    else:
+        why = "; ".join(decision.reasons) or "promotion not requested"
+        rep.status, rep.summary = "kept", f"{rev.revision[:12]} kept unpromoted: {why}"
+
+
+def _write(rep: RefineReport, run_dir: Path, started: float) -> RefineReport:
+    rep.wall_s = round(time.perf_counter() - started, 1)
+    title = f"{rep.label} {rep.run_id} ({rep.status})"
+    rep.plots = [
+        str(plot_series(run_dir / "loss.png", {"SFT": rep.sft_loss, "DPO": rep.dpo_loss},
+                        title=title, ylabel="loss")),
+        str(plot_series(run_dir / "reward.png", {"GRPO mean reward": rep.reward}, title=title,
+                        ylabel="reward")),
+    ]
+    if rep.before and rep.after:
+        rep.plots.append(str(plot_gate(run_dir / "gate.png", rep.before, rep.after, title=title)))
+    rep.report_json = str(run_dir / "report.json")
+    tmp = run_dir / f".report.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(asdict(rep), indent=1))
+    tmp.replace(run_dir / "report.json")
+    return rep
+
+
+class RefineJob:
+    """A refine run on a background thread at the lowest CPU priority, cancellable.
+
+    The app starts one and polls ``progress``; ``cancel()`` stops it between steps (trainer
+    state is kept for a resume, no revision is registered)."""
+
+    def __init__(self, label: str, *, profile: Any, db_path: Path,
+                 config: RefineConfig | None = None, promote: bool = True) -> None:
+        self.label, self.profile, self.db_path = label, profile, db_path
+        self.config, self.promote = config, promote
+        self.progress: tuple[int, int] = (0, (config or RefineConfig()).steps)
+        self.lines: list[str] = []
+        self.report: RefineReport | None = None
+        self.error: BaseException | None = None
+        self._cancel = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="refine")
+
+    def start(self) -> RefineJob:
+        self._thread.start()
+        return self
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def join(self, timeout: float | None = None) -> RefineReport | None:
+        self._thread.join(timeout)
+        return self.report
+
+    def _run(self) -> None:
+        from macaron_local.store import open_db
+
+        try:  # Linux niceness is per thread: only this one yields
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        except (AttributeError, OSError):
+            pass
+        try:
+            self.report = run_refine(
+                self.label, profile=self.profile, db=open_db(self.db_path), config=self.config,
+                cancel=self._cancel, promote=self.promote, echo=self.lines.append,
+                on_step=lambda s, t: setattr(self, "progress", (s, t)))
+        except BaseException as exc:  # noqa: BLE001 - handed to the UI through .error
+            self.error = exc

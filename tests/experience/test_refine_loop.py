@@ -1,0 +1,85 @@
+"""The refine loop on the real embedded base: a failed gate and a cancel change no lineage."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from macaron_local import experience
+from macaron_local.hcp import load_profile
+from tests.experience.helpers import commit, new_session, open_store
+
+pytest.importorskip("torch")
+
+FACTS = [
+    ("What is my dog's name?", "Your dog is called Biscuit."),
+    ("Where do I live?", "You live in Tromsø."),
+    ("What's my favourite colour?", "Your favourite colour is teal."),
+    ("What is my job?", "You are a beekeeper."),
+    ("When is my birthday?", "Your birthday is on 12 March."),
+    ("What do I drink in the morning?", "You drink green tea."),
+]
+
+
+@pytest.fixture
+def corrected(tmp_path: Path):  # noqa: ANN201
+    experience.set_user_choice(True)
+    db = open_store(tmp_path)
+    profile = load_profile("tall-local")
+    sid = new_session(db)
+    for q, a in FACTS:
+        t = commit(db, sid, q, "I don't know.")
+        experience.record_turn(db, profile, t)
+        experience.record_feedback(db, profile, t.id, "correction", a)
+    return db, profile
+
+
+def _config(**gate):  # noqa: ANN003, ANN202
+    import torch  # noqa: F401 - the loop module needs it
+
+    from macaron_local.refine.gate import GateConfig
+    from macaron_local.refine.loop import RefineConfig
+
+    return RefineConfig(steps=1, batch_size=2, dpo_batch=1, replay_ratio=0.5,
+                        heldout_fraction=0.34, gate=GateConfig(regression_limit=3, **gate))
+
+
+@pytest.mark.timeout(3600)  # two measured passes of the base on a shared CPU
+def test_failed_gate_leaves_the_policy_record_unchanged(corrected) -> None:  # noqa: ANN001
+    from macaron_local.refine import lineage
+    from macaron_local.refine.loop import run_refine
+
+    db, profile = corrected
+    before = lineage.policy_path(profile.id).read_bytes() if lineage.policy_path(
+        profile.id).exists() else None
+    report = run_refine("L0", profile=profile, db=db, config=_config(min_gain=100.0),
+                        echo=lambda s: None)
+    assert report.status == "kept" and not report.gate_passed
+    assert any("improved by more than 100.0" in r for r in report.reasons)
+    after = lineage.policy_path(profile.id).read_bytes() if lineage.policy_path(
+        profile.id).exists() else None
+    assert after == before
+    rev = lineage.get_revision(report.revision)
+    assert rev.label == "L0" and rev.metrics["gate_passed"] is False
+    assert rev.metrics["gate_reasons"] == report.reasons
+    assert Path(report.report_json).is_file()
+    assert {Path(p).name for p in report.plots} == {"loss.png", "reward.png", "gate.png"}
+
+
+@pytest.mark.timeout(3600)
+def test_cancelled_run_registers_nothing_and_resumes(corrected) -> None:  # noqa: ANN001
+    from macaron_local.refine import lineage
+    from macaron_local.refine.loop import _resume_path, run_refine
+
+    db, profile = corrected
+    cancel = threading.Event()
+    cancel.set()
+    report = run_refine("L0", profile=profile, db=db, config=_config(), cancel=cancel,
+                        echo=lambda s: None)
+    assert report.status == "cancelled" and report.revision is None and report.steps == 0
+    assert lineage.store_snapshot() == {}  # no revision, not even a partial file
+    assert lineage.get_policy(profile.id).serving == {}
+    assert _resume_path(report.run_id).is_file()  # trainer state waits in the cache
+    assert not any(lineage.adapters_dir().parent.glob("adapters/*.part"))
