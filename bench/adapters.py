@@ -68,7 +68,8 @@ def eval_router(engine, profile, tools, data, adapter):  # noqa: ANN001, ANN201
 def eval_code(engine, profile, tools, data, adapter, checker):  # noqa: ANN001, ANN201
     passed = 0
     for t in data:
-        code = checker.first_python_block(answer(engine, profile, tools, "L2", t["prompt"], adapter))
+        reply = answer(engine, profile, tools, "L2", t["prompt"], adapter)
+        code = checker.first_python_block(reply)
         passed += bool(code) and checker.run_tests(code, t["tests"])[0]
     return passed / len(data)
 
@@ -146,8 +147,8 @@ def main() -> None:
     for who, pick in (("adapters", lambda lab: lab if lab in have else None),
                       ("base", lambda lab: None)):
         res = out[who] = {}
-        acc, conf, ms = eval_router(engine, profile, tools, rows("route_eval.jsonl", args.route_limit),
-                                    pick("L0"))
+        route_rows = rows("route_eval.jsonl", args.route_limit)
+        acc, conf, ms = eval_router(engine, profile, tools, route_rows, pick("L0"))
         res["router_accuracy"], res["route_median_ms"] = acc, ms
         res["confusion"] = {f"{w}->{g}": n for (w, g), n in sorted(conf.items())}
         res["code_pass"] = eval_code(engine, profile, tools, rows("code_tasks.jsonl", args.limit),

@@ -85,7 +85,7 @@ def model_step(runtime: Any, system: str) -> Step:
 
 
 def run_task(task: Task, mode: str, registry: ToolRegistry, make_step: Callable[..., Step],
-             root: Path) -> dict[str, Any]:
+             root: Path, max_steps: int = MAX_STEPS) -> dict[str, Any]:
     world = World(root / "data", root / "workspace")
     world.workspace.mkdir(parents=True)
     seed(world.data_dir, world.workspace)
@@ -98,7 +98,7 @@ def run_task(task: Task, mode: str, registry: ToolRegistry, make_step: Callable[
         msgs = [{"role": "user", "content": task.request}]
         try:
             out = run_agent(step, msgs, repl if mode == "repl" else None, gate,
-                            max_steps=MAX_STEPS)
+                            max_steps=max_steps)
             ok = out.finished and task.check(out.text, world)
             trips, answer = out.round_trips, out.text
             errors = sum(c.status != "ok" for c in out.calls)
@@ -140,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", default="tall-local")
     ap.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
     ap.add_argument("--json", type=Path, help="write the per-task rows here")
+    ap.add_argument("--max-steps", type=int, default=MAX_STEPS,
+                    help="model round-trips before a task counts as failed")
     args = ap.parse_args(argv)
     modes = ["repl", "fc"] if args.mode == "both" else [args.mode]
     tasks = [t for t in TASKS if not args.tasks or t.id in args.tasks.split(",")]
@@ -159,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     for task in tasks:
         for mode in modes:
             with tempfile.TemporaryDirectory(prefix=f"agent-{task.id}-") as tmp:
-                rows.append(run_task(task, mode, registry, make_step, Path(tmp)))
+                rows.append(run_task(task, mode, registry, make_step, Path(tmp), args.max_steps))
     summarise(rows, modes)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))

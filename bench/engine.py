@@ -264,8 +264,9 @@ def machine_info() -> list[str]:
         f"python {platform.python_version()}  llama-cpp-python {llama_cpp.__version__}  "
         f"cpus {os.cpu_count()} ({cpu})  loadavg {load}",
         f"llama.cpp system_info: {_lcpp.system_info().strip()}",
-        f"threads: {threads()} for both sides; engine n_ctx {ENGINE_CTX} (one resident KV sequence, "
-        f"other slots parked as state snapshots); each Llama n_ctx {LLAMA_CTX}; adapters: 4 x rank {RANK} on "
+        f"threads: {threads()} for both sides; engine n_ctx {ENGINE_CTX} (one resident KV "
+        f"sequence, other slots parked as state snapshots); each Llama n_ctx {LLAMA_CTX}; "
+        f"adapters: 4 x rank {RANK} on "
         f"{len(LINEARS)} linears x {N_LAYERS} layers (f32)",
     ]
 

@@ -22,10 +22,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from textual import events  # noqa: E402
+
 from macaron_local.tui.app import make_app  # noqa: E402
 from macaron_local.tui.settings import Settings  # noqa: E402
 from macaron_local.tui.widgets.prompt import PromptInput  # noqa: E402
-from textual import events  # noqa: E402
 
 
 def _assistant(real: bool):  # noqa: ANN202

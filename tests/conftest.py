@@ -8,7 +8,9 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     """Point MACARON_HOME (config, data, cache) at a fresh temporary folder for every test."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("MACARON_HOME", str(home))

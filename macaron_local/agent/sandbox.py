@@ -3,7 +3,8 @@
 Owns what the REPL child may do: the :class:`SandboxPolicy` (built from the profile's ``[repl]``
 section), the kernel limits the child puts on itself before any user code runs (address space,
 file size, processes, core dumps), the network namespace it starts in (``unshare --net``),
-and the audit hook that refuses file access outside the workspace, subprocesses, signals, ctypes and sockets.
+and the audit hook that refuses file access outside the workspace, subprocesses, signals,
+ctypes and sockets.
 
 This module is imported by the child process, so it must stay standard-library only and do
 nothing at import time. It must not run tools or talk to the host (``child.py`` does).

@@ -1,4 +1,4 @@
-"""Every low-level llama.cpp call macaron-local makes, in one place, pinned to llama-cpp-python 0.3.36.
+"""Every low-level llama.cpp call macaron-local makes, in one place (llama-cpp-python 0.3.36).
 
 Owns: backend init and log routing, model/context/adapter lifetimes, tokenization, batches and
 decode, per-sequence KV removal, logits access and sampler chains (including GBNF validation,
@@ -241,6 +241,12 @@ def decode(ctx, batch: Batch) -> int:  # noqa: ANN001
 def logits(ctx, index: int, n_vocab_: int) -> np.ndarray:  # noqa: ANN001
     ptr = lib().llama_get_logits_ith(ctx, index)
     return np.ctypeslib.as_array(ptr, shape=(n_vocab_,)).copy()
+
+
+def forbid(ctx, index: int, n_vocab_: int, tokens) -> None:  # noqa: ANN001
+    """Make ``tokens`` impossible at ``index`` (their logits -inf, in llama.cpp's own buffer)."""
+    view = np.ctypeslib.as_array(lib().llama_get_logits_ith(ctx, index), shape=(n_vocab_,))
+    view[list(tokens)] = -np.inf
 
 
 # --- samplers ------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +39,8 @@ from macaron_local.errors import (
 
 __all__ = ["BACKGROUND", "INTERACTIVE", "Engine", "EngineConfig"]
 
+BACKGROUND_CHUNK = 64  # prompt tokens a background job evaluates between yields
+
 
 @dataclass(frozen=True)
 class EngineConfig:
@@ -46,7 +48,9 @@ class EngineConfig:
 
     ``n_ctx`` is the longest prompt + answer one request may use (the resident KV sequence).
     ``n_threads`` 0 means half the cores for generation (memory-bound: more threads only
-    contend) and all cores for prompt processing. ``snapshot_mb`` caps the host memory that
+    contend) and all cores but one for prompt processing: llama.cpp's threads spin on barriers,
+    so when the UI or any other process holds a core, using every core made a 14-token prompt
+    take seconds instead of a fraction of one on 2 cores. ``snapshot_mb`` caps the host memory that
     parked slots' KV snapshots may hold.
     """
 
@@ -65,7 +69,7 @@ class EngineConfig:
             n_ctx=self.n_ctx,
             n_batch=self.n_batch,
             n_threads=gen,
-            n_threads_batch=self.n_threads or cores,
+            n_threads_batch=self.n_threads or max(1, cores - 1),
             flash_attn=self.flash_attn,
             kv_type=self.kv_type,
         )
@@ -246,10 +250,12 @@ class Engine:
         priority: int = INTERACTIVE,
         capture_logits: bool = False,
         on_token: Callable[[int], None] | None = None,
+        ban_first: Sequence[int] = (),
     ) -> Stream:
         """Start a request; the returned :class:`Stream` yields text and ends with a Completion.
 
-        ``slot`` names the KV slot (default: the adapter's own) whose prefix is reused. Raises
+        ``slot`` names the KV slot (default: the adapter's own) whose prefix is reused;
+        ``ban_first`` lists tokens the answer may not start with. Raises
         before anything runs if the adapter is unknown, the grammar invalid, or the prompt plus
         ``max_tokens`` does not fit the context.
         """
@@ -277,6 +283,8 @@ class Engine:
             grammar,
             capture_logits,
             on_token,
+            priority,
+            tuple(ban_first),
         )
         return self._worker.submit(lambda stream: self._run(req, stream), priority)
 
@@ -334,7 +342,10 @@ class Engine:
         self._activate(req.adapter)
         slot = self._slots.get(req.key, req.adapter)
         self._slots.enter(slot)
-        out.n_reused, out.n_evaluated = self._feed(slot, req.tokens)
+        if req.priority > INTERACTIVE:  # yield between prompt chunks: an answer may be waiting
+            out.n_reused, out.n_evaluated = yield from self._feed_in_steps(req, slot)
+        else:
+            out.n_reused, out.n_evaluated = self._feed(slot, req.tokens)
         out.prompt_s = time.perf_counter() - started
         chain = self._sampler(req)
         try:
@@ -355,6 +366,8 @@ class Engine:
                 break
             if req.capture_logits:
                 out.step_logits.append(_lcpp.logits(self._ctx, -1, self.vocab.n_vocab))
+            if req.ban_first and not out.tokens:
+                _lcpp.forbid(self._ctx, -1, self.vocab.n_vocab, req.ban_first)
             token = _lcpp.sample(chain, self._ctx, -1)
             if not out.tokens:
                 out.ttft_s = time.perf_counter() - stream.submitted
@@ -402,8 +415,23 @@ class Engine:
             grammar=grammar,
         )
 
+    def _feed_in_steps(self, req: _Request, slot: Slot) -> Generator[None, None, tuple[int, int]]:
+        """:meth:`_feed` in chunks of ``BACKGROUND_CHUNK`` new tokens with a yield after each, so
+        a background prompt holds the engine for one chunk at most, not its whole length."""
+        tokens = req.tokens
+        keep = min(_common_prefix(slot.tokens, tokens), len(tokens) - 1)
+        evaluated, end = 0, keep
+        while end < len(tokens):
+            if end > keep:
+                yield
+                self._activate(req.adapter)  # another job may have run meanwhile
+                self._slots.enter(slot)
+            end = min(end + BACKGROUND_CHUNK, len(tokens))
+            evaluated += self._feed(slot, tokens[:end])[1]
+        return keep, evaluated
+
     def _feed(self, slot: Slot, tokens: list[int]) -> tuple[int, int]:
-        """Make ``slot`` hold ``tokens`` with logits for the last one; returns (reused, evaluated)."""
+        """Make ``slot`` hold ``tokens``, logits for the last one; returns (reused, evaluated)."""
         keep = _common_prefix(slot.tokens, tokens)
         keep = min(keep, len(tokens) - 1)  # the last token is always evaluated for its logits
         if keep < len(slot.tokens):
@@ -440,6 +468,8 @@ class _Request:
     grammar: str | None
     capture_logits: bool
     on_token: Callable[[int], None] | None
+    priority: int = INTERACTIVE
+    ban_first: tuple[int, ...] = ()
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:

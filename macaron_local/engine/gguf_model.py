@@ -3,14 +3,22 @@
 Owns the checks that turn a bad model file into a named error (missing, not GGUF, truncated,
 not a model) and the facts other parts need without loading weights: architecture, context
 length, tensor shapes (for adapter checks), chat template. Does not touch llama.cpp.
+
+A full parse of the header costs seconds (the ``gguf`` reader maps every vocabulary entry), so
+the result is kept in the cache folder per (path, size, mtime): a changed or truncated file has
+a new key and is checked again.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from macaron_local import paths
 from macaron_local.errors import ModelFormatError, ModelNotFoundError
 
 GGUF_MAGIC = b"GGUF"
@@ -38,12 +46,35 @@ class ModelInfo:
 
 def inspect_model(path: Path | str) -> ModelInfo:
     """Read and check the header of a GGUF model; raise a named error for a bad file."""
-    path = Path(path)
-    return _inspect(path.resolve(), path.stat().st_mtime_ns if path.exists() else 0)
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise ModelNotFoundError(f"model file not found: {path}", path=path)
+    st = path.stat()
+    return _cached(path, st.st_size, st.st_mtime_ns)
 
 
 @lru_cache(maxsize=8)
-def _inspect(path: Path, _mtime: int) -> ModelInfo:
+def _cached(path: Path, size: int, mtime: int) -> ModelInfo:
+    key = hashlib.sha256(f"{path}|{size}|{mtime}".encode()).hexdigest()[:32]
+    file = paths.cache_dir() / "model-info" / f"{key}.json"
+    try:
+        raw = json.loads(file.read_text(encoding="utf-8"))
+        raw["tensor_shapes"] = {k: tuple(v) for k, v in raw["tensor_shapes"].items()}
+        return ModelInfo(**{**raw, "path": path})
+    except (OSError, ValueError, TypeError, KeyError):
+        pass  # not cached yet, or an unreadable entry: parse the file
+    info = _inspect(path)
+    try:
+        paths.ensure(file.parent)
+        tmp = file.with_suffix(f".{os.getpid()}.tmp")  # processes may race: each its own
+        tmp.write_text(json.dumps({**asdict(info), "path": str(path)}), encoding="utf-8")
+        tmp.replace(file)
+    except OSError:
+        pass  # a read-only cache folder only costs the next start the parse again
+    return info
+
+
+def _inspect(path: Path) -> ModelInfo:
     import gguf
 
     if not path.is_file():

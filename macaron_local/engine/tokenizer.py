@@ -91,7 +91,9 @@ class Tokenizer(Vocab):
             raise ModelNotFoundError(f"model file not found: {path}", path=path)
         model = _lcpp.load_model(str(path), vocab_only=True)
         if not model:
-            raise ModelLoadError(f"llama.cpp could not read the vocabulary of {path.name}", path=path)
+            raise ModelLoadError(
+                f"llama.cpp could not read the vocabulary of {path.name}", path=path
+            )
         self._model = model
         super().__init__(model, _lcpp.chat_template(model))
 

@@ -54,6 +54,11 @@ class Stream:
     def cancelled(self) -> bool:
         return self._cancel.is_set()
 
+    @property
+    def done(self) -> bool:
+        """The request has ended (finished, failed or cancelled)."""
+        return self._done.is_set()
+
     def cancel(self) -> None:
         self._cancel.set()
 

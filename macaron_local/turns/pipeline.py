@@ -9,6 +9,7 @@ as it was before the turn.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -20,10 +21,12 @@ import sqlite_utils
 from macaron_local import paths
 from macaron_local.agent.session import AgentSession
 from macaron_local.engine import Engine, EngineConfig, Sampling
-from macaron_local.errors import CancelledError, MacaronError, TurnError
+from macaron_local.errors import CancelledError, GrammarError, MacaronError, TurnError
+from macaron_local.genui.catalogue import default_catalogue
+from macaron_local.genui.serving import GrammarCache, action_tools, genui_label
 from macaron_local.hcp import Profile, check_approved, load_profile
 from macaron_local.models import get_manifest, verified_path
-from macaron_local.remote.hybrid import Attempt, OnNotice, RemoteHook
+from macaron_local.remote.hybrid import Attempt, Notice, OnNotice, RemoteHook
 from macaron_local.store import (
     NewTurn,
     SessionRecord,
@@ -46,6 +49,8 @@ from macaron_local.turns.route import RouteResult, route
 from macaron_local.turns.summary import start_summary
 from macaron_local.turns.tools import load_registry, tool_descriptions
 from macaron_local.turns.views import View, build_view
+
+log = logging.getLogger(__name__)
 
 DEFAULT_PROFILE = "tall-local"
 HEAD = "head"  # run_turn(parent_id=HEAD): continue from the session's current head
@@ -71,12 +76,15 @@ class Runtime:
         self.warnings += plugin_warnings
         self.tools: Mapping[str, str] = tool_descriptions(self.registry)
         self.confirm: Callable[[str, dict], bool] | None = None  # set by the UI / CLI
+        self._heads: tuple[int, ...] | None = None  # first tokens of the route labels
         self.remote = RemoteHook(profile)  # heavy turns to a remote server, failover to local
         self._agents: dict[str, AgentSession] = {}
         self._local = threading.local()
         self._pending: dict[str, Future[str]] = {}
         self._pending_lock = threading.Lock()
         self._summarizer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="summary")
+        self.ui_catalogue = default_catalogue()  # what the GenUI label draws with
+        self.ui_grammars = GrammarCache()  # its answer grammar, built once per catalogue+tools
 
     @classmethod
     def open(
@@ -177,13 +185,16 @@ class Runtime:
                 acted = self._act(view, binding, session_id, on_text, cancel)
                 done, calls = acted.completion, acted.tool_calls
             else:
-                done = self._answer(view, binding, session_id, on_text, cancel)
+                grammar = self._ui_grammar(decision.label, on_notice)
+                done = self._answer(view, binding, session_id, on_text, cancel, grammar)
         except CancelledError as exc:
             raise TurnError("the turn was cancelled; the session is as it was before it") from exc
         except MacaronError as exc:
             raise TurnError(
                 f"the {decision.label} answer failed: {exc}; nothing was saved"
             ) from exc
+        if not done.text.strip() and not calls:
+            raise TurnError(f"the {decision.label} answer was empty; nothing was saved")
         record = commit_turn(
             db,
             session_id,
@@ -192,10 +203,29 @@ class Runtime:
             expected_head=head,
             parent_id=parent,
         )
+        self._remember(db, record, calls, on_notice)
         # the summary stays local; a remote turn is first fitted to the local context
         summarized, view = self.remote.for_summary(record, view, attempt, plan, self.engine)
-        self._summarize_later(summarized, view, binding, session_id)
+        self._summarize_later(summarized, view, binding)
         return TurnResult.of(record)
+
+    def _remember(
+        self, db: sqlite_utils.Database, record: TurnRecord, calls: list, on_notice: OnNotice | None
+    ) -> None:
+        """Keep the committed turn in the opt-in experience log; the turn stands either way."""
+        from macaron_local.experience import record_turn
+
+        try:
+            record_turn(db, self.profile, record, calls)
+        except MacaronError as exc:
+            log.warning("experience log: %s", exc)
+            if on_notice is not None:
+                on_notice(
+                    Notice(
+                        "experience",
+                        f"the turn is saved; the experience log could not keep it: {exc}",
+                    )
+                )
 
     def _decide(
         self, text: str, label: str | None, tool_result_of: str | None, db: sqlite_utils.Database
@@ -233,6 +263,7 @@ class Runtime:
         session_id: str,
         on_text: Callable[[str], None] | None,
         cancel: threading.Event | None,
+        grammar: str | None = None,
     ):  # noqa: ANN202
         s = self.profile.sampling_for(view.label)
         prompt = self.engine.render_chat(view.messages)
@@ -243,6 +274,8 @@ class Runtime:
             slot=_slot(session_id, view.label),
             max_tokens=budget,
             sampling=_sampling(s),
+            grammar=grammar,
+            ban_first=self._label_heads(),
         )
         watcher = forward_cancel(cancel, stream)
         try:
@@ -252,6 +285,32 @@ class Runtime:
             return stream.result()
         finally:
             watcher.set()
+
+    def _label_heads(self) -> tuple[int, ...]:
+        """The first token of every route label: an answer never starts with one. L0 routes and
+        chats with one adapter, and on some requests it answered a chat turn with a bare label
+        ("L3"); the router's labels are never a useful answer, so the answer cannot begin so."""
+        if self._heads is None:
+            self._heads = tuple(
+                sorted({self.engine.tokenize(lb)[0] for lb in self.profile.router.labels})
+            )
+        return self._heads
+
+    def _ui_grammar(self, label: str, on_notice: OnNotice | None) -> str | None:
+        """The GenUI label decodes under the catalogue's grammar (its output always parses);
+        one that cannot be built leaves the answer unconstrained, and the notice says so."""
+        if label != genui_label(self.profile):
+            return None
+        tools = action_tools(self.profile, self.registry)
+        try:
+            return self.ui_grammars.get(self.ui_catalogue, tools, vocab=self.engine.vocab)
+        except GrammarError as exc:
+            log.warning("ui grammar: %s", exc)
+            if on_notice is not None:
+                on_notice(Notice("grammar", f"the {label} answer is not constrained to the "
+                                 f"component catalogue (its grammar could not be built: {exc})",
+                                 reason=str(exc)))
+            return None
 
     def _act(
         self,
@@ -281,9 +340,15 @@ class Runtime:
         key = f"{session_id}:{label}"
         if key not in self._agents:
             self._agents[key] = AgentSession(
-                self.profile, self.registry, label=label, confirm=self.confirm
+                self.profile, self.registry, label=label, confirm=self._confirm
             )
         return self._agents[key]
+
+    def _confirm(self, tool: str, args: dict) -> bool:
+        """Ask whoever drives the runtime now (``self.confirm``, set by the UI or CLI, may change
+        after an agent was created); with nobody to ask, a side-effecting call is declined."""
+        ask = self.confirm
+        return bool(ask(tool, args)) if ask is not None else False
 
     def _new_turn(
         self,
@@ -333,13 +398,13 @@ class Runtime:
     # --- summaries ---------------------------------------------------------------------------
 
     def _summarize_later(
-        self, record: TurnRecord, view: View, binding: adapter_bindings.Binding, session_id: str
+        self, record: TurnRecord, view: View, binding: adapter_bindings.Binding
     ) -> None:
         stream = start_summary(
             self.engine,
             self.profile,
             adapter=binding.adapter,
-            slot=_slot(session_id, record.label),
+            slot=f"summary:{record.label}",
             view=view.messages,
             answer=record.answer,
         )
@@ -384,7 +449,7 @@ class Runtime:
             self.engine,
             self.profile,
             adapter=binding.adapter,
-            slot="summary:recover",
+            slot=f"summary:{turn.label}",
             view=view,
             answer=turn.answer,
             priority=0,

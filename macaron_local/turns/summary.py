@@ -1,8 +1,11 @@
 """The summary hop: the adapter that answered writes a short note of the turn.
 
-The summary continues the answering adapter's own view (its KV slot already holds the view and
-the answer, so only the summary request is evaluated) and runs at background priority after the
-answer is delivered; an interactive request preempts it between tokens.
+The summary sees exactly what training shows it: the answering label's system prompt, this
+turn's request and answer, and the profile's summary request. Not the rest of the view: given
+other turns' notes, the small model copied them into this one. It runs in a KV slot of its own
+per label (the system prompt is reused; the answer's slot stays intact for the next turn) at
+background priority after the answer is delivered; an interactive request preempts it between
+prompt chunks and between tokens.
 """
 
 from __future__ import annotations
@@ -11,14 +14,17 @@ from collections.abc import Sequence
 
 from macaron_local.engine import BACKGROUND, Engine, Sampling, Stream
 from macaron_local.hcp import Profile
+from macaron_local.turns.route import clip_middle
 
 
 def summary_messages(
     profile: Profile, view: Sequence[dict[str, str]], answer: str
 ) -> list[dict[str, str]]:
-    """The view, the answer, then the profile's summary request (training uses the same shape)."""
+    """The view's system prompt and this turn's request (its first and last messages), the
+    answer, then the profile's summary request; training builds the same shape."""
+    head = [view[0], view[-1]] if len(view) > 1 else list(view)
     return [
-        *view,
+        *head,
         {"role": "assistant", "content": answer},
         {"role": "user", "content": profile.summary.prompt.strip()},
     ]
@@ -34,11 +40,12 @@ def start_summary(
     answer: str,
     priority: int = BACKGROUND,
 ) -> Stream:
-    prompt = engine.render_chat(summary_messages(profile, view, answer))
     budget = profile.summary.max_tokens
-    tokens = engine.tokenize(prompt)
-    if len(tokens) + budget > engine.n_ctx:  # keep the request and the answer; drop the history
-        prompt = engine.render_chat(summary_messages(profile, [view[0], view[-1]], answer))
+    prompt = engine.render_chat(summary_messages(profile, view, answer))
+    if engine.count_tokens(prompt) + budget > engine.n_ctx:  # a huge paste: its ends are enough
+        request = {**view[-1], "content": clip_middle(engine, view[-1]["content"])}
+        answer = clip_middle(engine, answer)
+        prompt = engine.render_chat(summary_messages(profile, [view[0], request], answer))
     return engine.generate(
         prompt,
         adapter=adapter,

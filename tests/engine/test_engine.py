@@ -81,7 +81,8 @@ def test_interleaved_conversations_keep_independent_kv(engine: Engine) -> None:
     for name in ("a", "b"):
         for got, want in zip(mixed[name], solo[name], strict=True):
             assert float(np.max(np.abs(got - want))) < 1e-3
-    adapters_differ = max(float(np.max(np.abs(x - y))) for x, y in zip(solo["a"], solo["b"]))
+    pairs = zip(solo["a"], solo["b"], strict=True)
+    adapters_differ = max(float(np.max(np.abs(x - y))) for x, y in pairs)
     assert adapters_differ > 0.05
 
 
@@ -215,3 +216,34 @@ def test_parked_slots_beyond_the_budget_are_dropped_then_rebuilt(model_path) -> 
         eng.complete(chat(eng, "What is a river?"), slot="two", max_tokens=8)
         assert eng.parked_bytes() > 0
         assert eng.complete(p1, slot="one", max_tokens=8).n_reused == len(eng.tokenize(p1)) - 1
+
+
+def test_a_background_prompt_yields_between_chunks(engine: Engine) -> None:
+    """A long background prompt is read 64 tokens at a time with the engine free in between:
+    other calls run while it is half read, and its result is the same as in one piece."""
+    from macaron_local.engine.engine import BACKGROUND_CHUNK
+
+    long_prompt = chat(engine, "Summarise this. " + "The river rises every spring. " * 60)
+    n = len(engine.tokenize(long_prompt))
+    assert n > 4 * BACKGROUND_CHUNK
+    whole = engine.complete(long_prompt, slot="whole", max_tokens=4)
+    bg = engine.generate(long_prompt, slot="chunks", max_tokens=4, priority=BACKGROUND)
+    seen: set[int] = set()
+    while not bg.done:  # each call is served at the next chunk boundary
+        held = engine.slots().get("chunks", (None, 0))[1]
+        seen.add(held)
+    done = bg.result()
+    assert {h for h in seen if 0 < h < n}, f"never saw the prompt half read: {sorted(seen)}"
+    assert done.tokens == whole.tokens
+    assert done.n_evaluated == n and done.n_reused == 0
+
+
+def test_ban_first_forbids_only_the_first_token(engine: Engine) -> None:
+    prompt = chat(engine, "Name three fruits.")
+    free = engine.complete(prompt, slot="ban", max_tokens=6)
+    banned = engine.complete(prompt, slot="ban", max_tokens=6, ban_first=[free.tokens[0]])
+    assert banned.tokens[0] != free.tokens[0]
+    # later positions are not constrained: banning the second token changes nothing
+    assert free.tokens[1] != free.tokens[0]
+    again = engine.complete(prompt, slot="ban", max_tokens=6, ban_first=[free.tokens[1]])
+    assert again.tokens == free.tokens

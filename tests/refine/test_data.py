@@ -89,6 +89,10 @@ def test_summary_example_is_what_the_summary_hop_sends(tokenizer) -> None:  # no
     ]
     served = summary_messages(profile, view, "Done: 3 todos sorted.")
     assert [{"role": m["role"], "content": m["content"]} for m in ex["messages"][:-1]] == served
+    # earlier turns in the view never reach the summary prompt (the model copied their notes)
+    history = [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "note"}]
+    longer = [view[0], *history, view[1]]
+    assert summary_messages(profile, longer, "Done: 3 todos sorted.") == served
     enc = encode(tokenizer, ex, max_len=1024)
     assert enc.exact
     assert _trained_text(tokenizer, enc) == [row["summary"] + "<|im_end|>"]  # not the answer
