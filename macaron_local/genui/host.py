@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from macaron_local.errors import PluginError
 
 if TYPE_CHECKING:
+    from macaron_local.agent.tools import ConfirmFn, ToolGate
     from macaron_local.turns.pipeline import Runtime
 
 
@@ -24,12 +25,21 @@ class RuntimeHost:
     """Actions of the UI drawn by turn ``turn_id`` in session ``session_id``."""
 
     def __init__(self, runtime: Runtime, session_id: str, turn_id: str, *,
-                 tool_label: str = "L1") -> None:
+                 tool_label: str = "L1", confirm: ConfirmFn | None = None) -> None:
         self.runtime, self.session_id, self.turn_id = runtime, session_id, turn_id
         self.tool_label = tool_label
+        self.confirm = confirm  # answers this host's confirmations (else the agent's own)
 
-    def _gate(self):  # noqa: ANN202 - the agent's ToolGate
-        return self.runtime.agent(self.session_id, self.tool_label).gate
+    def _gate(self) -> ToolGate:
+        """The agent's gate; with ``confirm``, a copy that asks it instead (same allowlist)."""
+        gate = self.runtime.agent(self.session_id, self.tool_label).gate
+        if self.confirm is None:
+            return gate
+        from macaron_local.agent.tools import ToolGate
+
+        return ToolGate(gate.registry, allow=gate.allow, confirm=self.confirm,
+                        auto_approve=gate.auto_approve, context=gate.context,
+                        timeout_s=gate.timeout_s)
 
     def tool_function(self, name: str) -> Callable[..., Any]:
         gate = self._gate()

@@ -96,7 +96,8 @@ class UiAssistant(ScriptedAssistant):
 
     def run_turn(self, session_id: str, text: str, *, label: str | None = None,
                  parent_id: str | None = HEAD, on_route: Any = None, on_text: Any = None,
-                 cancel: threading.Event | None = None) -> TurnItem:
+                 cancel: threading.Event | None = None, remote: bool = False,
+                 on_notice: Any = None) -> TurnItem:
         self.requests.append(text)
         if on_route:
             on_route("L3", "manual" if label else "auto")
@@ -107,9 +108,18 @@ class UiAssistant(ScriptedAssistant):
                 on_text(self.answer[at:at + 8])
         return self._commit(session_id, text, self.answer, "L3", "auto", parent_id)
 
-    def ui_tool(self, session_id: str, action: Any, doc: Document) -> str:
+    def ui_tool(self, session_id: str, action: Any, doc: Document, *,
+                confirm: Any = None) -> str:
         self.tool_calls.append((session_id, action))
         return "saved"
+
+    def ui_send(self, session_id: str, action: Any, doc: Document, *,
+                turn_id: str | None = None, on_route: Any = None, on_text: Any = None,
+                cancel: threading.Event | None = None) -> TurnItem:
+        item = super().ui_send(session_id, action, doc, turn_id=turn_id, on_route=on_route,
+                               on_text=on_text, cancel=cancel)
+        self.requests.append(item.request)
+        return item
 
 
 async def test_an_l3_answer_renders_progressively_and_its_actions_run(
@@ -143,9 +153,42 @@ async def test_an_l3_answer_renders_progressively_and_its_actions_run(
         await wait_for(pilot, lambda: len(assistant.requests) == 2)
         await wait_for(pilot, lambda: chat(pilot).job is None)
         sent = assistant.requests[1]
+        assert assistant.ui_sent[0][0] == assistant.history(chat(pilot).session_id)[0].id
+        assert assistant.history(chat(pilot).session_id)[-1].route_kind == "sticky"
         assert sent.startswith("[ui] Everything: Sign up") and "ada@example.org" in sent
         assert SECRET not in sent and "private" in sent
         save = next(w for w in app.chat.query_one(GenUIView).query(Button) if w.name == "save")
         save.press()
         await wait_for(pilot, lambda: bool(assistant.tool_calls))
         assert assistant.tool_calls[0][1].execution.tool == "notes.add"
+
+
+class ConfirmingUi(UiAssistant):
+    """The scripted assistant's own ``ui_tool``: allowlist, then the app's confirmation."""
+
+    ui_tool = ScriptedAssistant.ui_tool
+
+
+async def test_a_side_effecting_ui_tool_asks_the_user_first(sink: Document, tmp_path: Any) -> None:
+    from macaron_local.tui.app import make_app
+    from macaron_local.tui.screens.confirm import ConfirmScreen
+    from macaron_local.tui.settings import Settings
+
+    assistant = ConfirmingUi("Saved form.\n```ui\n" + sink.to_json() + "\n```", hold_at=10**9)
+    settings = Settings(export_dir=tmp_path / "exports")
+    app = make_app(settings, assistant, settings_file=tmp_path / "settings.toml")
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "a form please")
+        await wait_for(pilot, lambda: chat(pilot).job is None and bool(app.chat.query(GenUIView)))
+        view = app.chat.query_one(GenUIView)
+        view.write_state({"email": "ada@example.org", "card": SECRET})
+        for answer, calls in (("yes", 1), ("no", 1)):
+            next(w for w in view.query(Button) if w.name == "save").press()
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            assert "notes.add" in str(app.screen.question)
+            app.screen.query_one(f"#{answer}", Button).press()
+            await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+            await pilot.pause(0.3)
+            assert len(assistant.tool_calls) == calls
+        name, args = assistant.tool_calls[0]
+        assert name == "notes.add" and SECRET not in str(args)
