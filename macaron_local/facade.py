@@ -14,33 +14,42 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from macaron_local.errors import ContractError, MacaronError, StoreError, TurnError
+from macaron_local.learning import EXPLAINER as EXPLAINER  # re-exported for the UI
+from macaron_local.learning import NOT_KEPT, ExperienceStatus, RefineHandle
+from macaron_local.learning import RefineOutcome as RefineOutcome  # re-exported for the UI
+from macaron_local.learning import RefineProgress as RefineProgress
 
 if TYPE_CHECKING:
     import sqlite_utils
 
+    from macaron_local.agent.tools import ConfirmFn
+    from macaron_local.genui.actions import Action
+    from macaron_local.genui.catalogue import Document
+    from macaron_local.refine.loop import RefineConfig
+    from macaron_local.remote.hybrid import Notice
     from macaron_local.turns.pipeline import Runtime
 
 ExportFormat = Literal["markdown", "json"]
 FeedbackKind = Literal["up", "down", "correction"]
 OnRoute = Callable[[str, str], None]  # (label, kind): kind is auto | sticky | manual | fallback
 OnText = Callable[[str], None]
+OnNotice = Callable[["Notice"], None]  # a remote failover (or wait) the user must be told about
 HEAD = "head"
 SPECIALISTS = {"L0": "Chat", "L1": "Agent", "L2": "Coding", "L3": "GenUI"}
-NOT_KEPT = ("not kept: experience logging is not available yet, so feedback is not stored "
-            "(it will be once you opt in to experience logging)")
 
 
 @dataclass(frozen=True)
 class SessionItem:
-    """One conversation as a list shows it."""
+    """One conversation as a list shows it (``excluded``: "do not learn from this chat")."""
 
     id: str
     title: str
     updated_at: datetime
     head_turn_id: str | None
+    excluded: bool = False
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,8 @@ class TurnItem:
     branch: int = 1
     branches: int = 1
     meta: dict[str, object] = field(default_factory=dict)
+    backend: str = "local"  # local | remote: where the answer hop ran
+    failover_reason: str | None = None  # why a turn meant for the remote ran locally
 
 
 @dataclass(frozen=True)
@@ -155,20 +166,37 @@ class AssistantProtocol(Protocol):
     def history(self, session_id: str) -> list[TurnItem]: ...
     def run_turn(self, session_id: str, text: str, *, label: str | None = None,
                  parent_id: str | None = HEAD, on_route: OnRoute | None = None,
-                 on_text: OnText | None = None,
-                 cancel: threading.Event | None = None) -> TurnItem: ...
+                 on_text: OnText | None = None, cancel: threading.Event | None = None,
+                 remote: bool = False, on_notice: OnNotice | None = None) -> TurnItem: ...
     def retry(self, session_id: str, *, label: str | None = None,
               on_route: OnRoute | None = None, on_text: OnText | None = None,
-              cancel: threading.Event | None = None) -> TurnItem: ...
+              cancel: threading.Event | None = None,
+              on_notice: OnNotice | None = None) -> TurnItem: ...
     def edit_last(self, session_id: str, text: str, *, label: str | None = None,
                   on_route: OnRoute | None = None, on_text: OnText | None = None,
-                  cancel: threading.Event | None = None) -> TurnItem: ...
+                  cancel: threading.Event | None = None,
+                  on_notice: OnNotice | None = None) -> TurnItem: ...
+    def remote_endpoint(self) -> str | None: ...
     def profiles(self) -> list[ProfileItem]: ...
     def check_profile(self, name: str) -> ProfileReport: ...
     def switch_profile(self, name: str) -> None: ...
     def model_report(self) -> ModelReport | None: ...
     def feedback(self, turn_id: str, kind: FeedbackKind,
                  correction: str | None = None) -> FeedbackOutcome: ...
+    # learning after deployment (docs/learning.md)
+    def experience_status(self) -> ExperienceStatus: ...
+    def set_experience(self, on: bool) -> ExperienceStatus: ...
+    def purge_experience(self) -> int: ...
+    def exclude_session(self, session_id: str, excluded: bool) -> int: ...
+    def start_refine(self, label: str) -> RefineHandle: ...
+    # tools: who confirms side effects; generated UIs' tool and model actions (docs/genui.md)
+    def set_confirm(self, confirm: ConfirmFn | None) -> None: ...
+    def ui_tool(self, session_id: str, action: Action, doc: Document, *,
+                confirm: ConfirmFn | None = None) -> Any: ...
+    def ui_send(self, session_id: str, action: Action, doc: Document, *,
+                turn_id: str | None = None, on_route: OnRoute | None = None,
+                on_text: OnText | None = None,
+                cancel: threading.Event | None = None) -> TurnItem: ...
     def close(self) -> None: ...
 
 
@@ -188,6 +216,14 @@ class Assistant:
         self._lock = threading.Lock()
         self._local = threading.local()
         self._loader: threading.Thread | None = None
+        self._confirm: ConfirmFn | None = None
+
+    def set_confirm(self, confirm: ConfirmFn | None) -> None:
+        """Who answers "run this side-effecting tool?" for agent turns and UI tool actions (the
+        app's dialog); with nobody set, such calls are declined, never run silently."""
+        self._confirm = confirm
+        if self._runtime is not None:
+            self._runtime.confirm = confirm
 
     # --- readiness -------------------------------------------------------------------------
 
@@ -211,6 +247,7 @@ class Assistant:
             self._error = MacaronError(f"{type(exc).__name__}: {exc}")
             self._status = f"model not loaded: {exc}"
         else:
+            runtime.confirm = self._confirm
             self._runtime, self._status = runtime, f"ready · {self._profile}"
         finally:
             self._ready.set()
@@ -259,8 +296,8 @@ class Assistant:
     def list_sessions(self) -> list[SessionItem]:
         from macaron_local.store import list_sessions
 
-        return [SessionItem(s.id, s.title, s.updated_at, s.head_turn_id)
-                for s in list_sessions(self._db())]
+        return [SessionItem(s.id, s.title, s.updated_at, s.head_turn_id,
+                            s.exclude_from_learning) for s in list_sessions(self._db())]
 
     def search(self, query: str) -> list[SearchItem]:
         from macaron_local.store import search
@@ -311,13 +348,18 @@ class Assistant:
 
     def run_turn(self, session_id: str, text: str, *, label: str | None = None,
                  parent_id: str | None = HEAD, on_route: OnRoute | None = None,
-                 on_text: OnText | None = None,
-                 cancel: threading.Event | None = None) -> TurnItem:
-        """Run one turn, streaming through ``on_text``; TurnError (rolled back) on cancel."""
+                 on_text: OnText | None = None, cancel: threading.Event | None = None,
+                 remote: bool = False, on_notice: OnNotice | None = None) -> TurnItem:
+        """Run one turn, streaming through ``on_text``; TurnError (rolled back) on cancel.
+
+        ``remote`` forces the answer to the remote server (the user's ``/remote``); a remote
+        failure reruns it locally and ``on_notice`` says why (the streamed remote text is void).
+        """
         runtime = self._rt(cancel)
         result = runtime.run_turn(
             session_id, text, label=label, parent_id=parent_id, on_text=on_text, cancel=cancel,
-            on_route=(lambda r: on_route(r.label, r.kind)) if on_route else None)
+            on_route=(lambda r: on_route(r.label, r.kind)) if on_route else None,
+            remote=remote, on_notice=on_notice)
         from macaron_local.store import get_turn
 
         return _item(self._db(), get_turn(self._db(), result.turn), None)
@@ -332,19 +374,86 @@ class Assistant:
 
     def retry(self, session_id: str, *, label: str | None = None,
               on_route: OnRoute | None = None, on_text: OnText | None = None,
-              cancel: threading.Event | None = None) -> TurnItem:
+              cancel: threading.Event | None = None,
+              on_notice: OnNotice | None = None) -> TurnItem:
         """Answer the last request again as a new branch (the old answer is kept)."""
         last = self._head_turn(session_id)
         return self.run_turn(session_id, last.request, label=label, parent_id=last.parent_id,
-                             on_route=on_route, on_text=on_text, cancel=cancel)
+                             on_route=on_route, on_text=on_text, cancel=cancel,
+                             on_notice=on_notice)
 
     def edit_last(self, session_id: str, text: str, *, label: str | None = None,
                   on_route: OnRoute | None = None, on_text: OnText | None = None,
-                  cancel: threading.Event | None = None) -> TurnItem:
+                  cancel: threading.Event | None = None,
+                  on_notice: OnNotice | None = None) -> TurnItem:
         """Replace the last request with ``text`` as a new branch (the old one is kept)."""
         last = self._head_turn(session_id)
         return self.run_turn(session_id, text, label=label, parent_id=last.parent_id,
-                             on_route=on_route, on_text=on_text, cancel=cancel)
+                             on_route=on_route, on_text=on_text, cancel=cancel,
+                             on_notice=on_notice)
+
+    def remote_endpoint(self) -> str | None:
+        """The endpoint a ``/remote`` turn would use (None: no remote is configured)."""
+        runtime = self._runtime
+        if runtime is not None:
+            return runtime.remote.endpoint(forced=True)
+        from macaron_local.hcp import load_profile
+        from macaron_local.remote import RemoteHook
+
+        return RemoteHook(load_profile(self._profile)).endpoint(forced=True)
+
+    # --- generated UIs (L3) ----------------------------------------------------------------
+
+    def ui_tool(self, session_id: str, action: Action, doc: Document, *,
+                confirm: ConfirmFn | None = None) -> Any:
+        """Run a generated UI's ``tool:`` action through the agent's gate: its allowlist and
+        confirmation apply (``confirm`` answers for this call, else the runtime's own). NoAI
+        values are never passed to the tool. PluginError: the tool is not allowed;
+        PermissionError: the user declined."""
+        from macaron_local.genui.actions import tool_kwargs
+        from macaron_local.genui.host import RuntimeHost
+        from macaron_local.genui.serving import agent_label
+
+        name = action.execution.tool
+        if action.execution.kind != "tool" or not name:
+            raise ContractError("this action does not call a tool", where="ui action")
+        runtime = self._rt()
+        host = RuntimeHost(runtime, session_id, "", tool_label=agent_label(runtime.profile),
+                           confirm=confirm)
+        return host.call_tool(name, tool_kwargs(host.tool_function(name), action, doc))
+
+    def ui_send(self, session_id: str, action: Action, doc: Document, *,
+                turn_id: str | None = None, on_route: OnRoute | None = None,
+                on_text: OnText | None = None,
+                cancel: threading.Event | None = None) -> TurnItem:
+        """Send a UI submission as a new turn carrying the result of the UI's turn
+        (``turn_id``, default the newest GenUI turn of the session), so it skips routing and
+        returns to the specialist that drew it. Its text is ``turn_text``: NoAI values are
+        withheld before anything reaches a model, a stored turn, a summary or the experience log.
+        """
+        from macaron_local.genui.actions import turn_text
+        from macaron_local.store import get_turn
+
+        if action.execution.kind != "model":
+            raise ContractError("this action is not sent to the model", where="ui action")
+        runtime = self._rt(cancel)
+        source = turn_id or self._ui_turn(session_id, runtime)
+        result = runtime.run_turn(
+            session_id, turn_text(action, doc), tool_result_of=source, on_text=on_text,
+            cancel=cancel, on_route=(lambda r: on_route(r.label, r.kind)) if on_route else None)
+        return _item(self._db(), get_turn(self._db(), result.turn), None)
+
+    def _ui_turn(self, session_id: str, runtime: Runtime) -> str:
+        """The newest turn of the session's branch answered by the GenUI label."""
+        from macaron_local.genui.serving import genui_label
+        from macaron_local.store import branch
+
+        label = genui_label(runtime.profile)
+        found = [t.id for t in branch(self._db(), session_id) if t.label == label]
+        if not found:
+            raise StoreError("this session has no generated UI to answer",
+                             hint="ask for an interface first")
+        return found[-1]
 
     # --- profiles and models ---------------------------------------------------------------
 
@@ -390,11 +499,58 @@ class Assistant:
 
     def feedback(self, turn_id: str, kind: FeedbackKind,
                  correction: str | None = None) -> FeedbackOutcome:
-        """Experience logging does not exist yet: nothing is kept, and the outcome says so."""
-        from macaron_local.store import get_turn
+        """Keep feedback in the local experience log when the user opted in; the outcome
+        says whether it was kept and why not (a StoreError names a turn that is not there)."""
+        from macaron_local.experience import enabled, record_feedback
 
-        get_turn(self._db(), turn_id)  # a StoreError names a turn that is not there
-        return FeedbackOutcome(False, NOT_KEPT)
+        profile = self._profile_obj()
+        kept, message = record_feedback(self._db(), profile, turn_id, kind, correction)
+        return FeedbackOutcome(kept, message if kept or enabled(profile) else NOT_KEPT)
+
+    # --- learning after deployment (macaron_local.experience, refine/loop.py) --------------
+
+    def _profile_obj(self) -> Any:
+        """The loaded profile (the runtime's, else read from disk while it loads)."""
+        from macaron_local.hcp import load_profile
+
+        runtime = self._runtime
+        return runtime.profile if runtime is not None else load_profile(self._profile)
+
+    def experience_status(self) -> ExperienceStatus:
+        """On or off (and whether the user ever chose), with what is kept."""
+        from macaron_local.learning import status_of
+
+        return status_of(self._db(), self._profile_obj())
+
+    def set_experience(self, on: bool) -> ExperienceStatus:
+        """Store the user's choice (it wins over the profile's ``[experience] opt_in``)."""
+        from macaron_local.experience import set_user_choice
+
+        set_user_choice(on)
+        return self.experience_status()
+
+    def purge_experience(self) -> int:
+        """Delete every kept turn and signal; how many turns went."""
+        from macaron_local.experience import purge
+
+        return purge(self._db())
+
+    def exclude_session(self, session_id: str, excluded: bool) -> int:
+        """Mark a chat "do not learn from this chat" (or learn again); marking it deletes
+        what was already kept from it. Returns how many kept turns were deleted."""
+        from macaron_local.experience import exclude_session
+
+        return exclude_session(self._db(), session_id, excluded)
+
+    def start_refine(self, label: str, *, config: RefineConfig | None = None) -> RefineHandle:
+        """Start ``macaron refine run --label`` in the background (niceness 19); poll the
+        handle. Its errors (no experience yet...) arrive in ``progress().error``."""
+        from macaron_local.learning import start_job
+
+        if label not in SPECIALISTS:
+            raise ContractError(f"no specialist {label!r}", hint="one of L0, L1, L2, L3")
+        return start_job(label, profile=self._profile_obj(), db_path=self._db_path,
+                         config=config)
 
     def close(self) -> None:
         """Wait for the loader and close the runtime (pending summaries are written first)."""
@@ -419,10 +575,29 @@ def _item(db: sqlite_utils.Database, t, summary: str | None) -> TurnItem:  # noq
         answer=t.answer, label=t.label, route_kind=t.route_kind, route_probs=t.route_probs,
         adapter_revision=t.adapter_revision, profile_hash=t.profile_hash, timings=t.timings,
         tokens=t.tokens, summary=summary, branch=sibs.index(t.id) + 1, branches=len(sibs),
-        meta=dict(t.meta))
+        meta=dict(t.meta), backend=t.backend, failover_reason=t.failover_reason)
 
 
-def badge(label: str, route_kind: str) -> str:
-    """``L2 Coding · routed``: the specialist and how it was chosen."""
+def badge(label: str, route_kind: str, backend: str = "local",
+          failover_reason: str | None = None) -> str:
+    """``L2 Coding · routed``: the specialist and how it was chosen; `` · remote`` for a
+    remote answer, `` · local (remote failed: timeout)`` after a failover."""
     how = {"auto": "routed", "manual": "pinned"}.get(route_kind, route_kind)
-    return f"{label} {SPECIALISTS.get(label, label)} · {how}"
+    text = f"{label} {SPECIALISTS.get(label, label)} · {how}"
+    if backend == "remote":
+        return text + " · remote"
+    if failover_reason:
+        return text + f" · local (remote failed: {failover_reason})"
+    return text
+
+
+def split_remote(text: str) -> tuple[str, bool]:
+    """``"/remote write a parser"`` -> ``("write a parser", True)``; other text unchanged."""
+    from macaron_local.remote.policy import split_remote_command
+
+    return split_remote_command(text)
+
+
+NO_REMOTE = ("No remote server is configured: set the profile's [remote] endpoint or "
+             "MACARON_REMOTE_URL, and give it a key with `macaron remote login` "
+             "(or MACARON_REMOTE_API_KEY); see docs/remote.md")

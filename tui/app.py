@@ -13,12 +13,15 @@ from pathlib import Path
 from textual.app import App
 from textual.binding import Binding
 
-from macaron_local.facade import AssistantProtocol
+from macaron_local.errors import MacaronError
+from macaron_local.facade import AssistantProtocol, RefineHandle
 from macaron_local.tui.errors import report
 from macaron_local.tui.palette import MacaronCommands
 from macaron_local.tui.screens.chat import ChatScreen
+from macaron_local.tui.screens.explainer import ExplainerScreen
 from macaron_local.tui.screens.help import HelpScreen
 from macaron_local.tui.screens.profiles import ProfilesScreen
+from macaron_local.tui.screens.refine import RefineScreen
 from macaron_local.tui.screens.settings import SettingsScreen
 from macaron_local.tui.settings import THEMES, Settings, save_settings
 from macaron_local.tui.widgets.messages import AssistantMessage
@@ -37,6 +40,7 @@ class MacaronApp(App[None]):
         Binding("f1", "help", "Help", id="app.help"),
         Binding("f2", "profiles", "Profiles", id="app.profiles"),
         Binding("f3", "settings", "Settings", id="app.settings"),
+        Binding("f8", "refine", "Refine", show=False, id="app.refine"),
         Binding("f12", "toggle_theme", "Theme", show=False, id="app.toggle_theme"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
     ]
@@ -48,12 +52,37 @@ class MacaronApp(App[None]):
         self.assistant = assistant
         self.settings_file = settings_file
         self.notices = notices
+        self.refine_handle: RefineHandle | None = None  # the refine run, if one was started
 
     def on_mount(self) -> None:
         self.apply_settings(self.settings)
         self.assistant.start()
         for notice in self.notices:
             self.notify(notice, severity="warning", timeout=10, markup=False)
+        self.explain_experience()
+
+    def explain_experience(self) -> None:
+        """First run (the user never chose): explain experience logging and ask."""
+        try:
+            status = self.assistant.experience_status()
+        except MacaronError as exc:
+            report(self, exc)
+            return
+        if status.choice is None:
+            self.push_screen(ExplainerScreen(), self.set_experience)
+
+    def set_experience(self, on: bool | None) -> None:
+        """Store the user's choice about experience logging (Settings and the explainer)."""
+        if on is None:
+            return
+        try:
+            self.assistant.set_experience(on)
+        except MacaronError as exc:
+            report(self, exc)
+            return
+        self.notify("Experience is kept on this machine for learning; Settings (F3) turns it "
+                    "off or purges it." if on else "Experience logging is off; Settings (F3) "
+                    "turns it on.", title="Experience", markup=False)
 
     def get_default_screen(self) -> ChatScreen:
         return ChatScreen()
@@ -79,7 +108,7 @@ class MacaronApp(App[None]):
             return
         bindings = [("app", b) for b in self.BINDINGS if isinstance(b, Binding)]
         for where, cls in (("chat", ChatScreen), ("sessions", Sidebar),
-                           ("answer", AssistantMessage)):
+                           ("answer", AssistantMessage), ("refine", RefineScreen)):
             bindings += [(where, b) for b in cls.BINDINGS if isinstance(b, Binding)]
         self.push_screen(HelpScreen(bindings, dict(self.settings.keys)))
 
@@ -90,6 +119,10 @@ class MacaronApp(App[None]):
     def action_settings(self) -> None:
         if not isinstance(self.screen, SettingsScreen):
             self.push_screen(SettingsScreen())
+
+    def action_refine(self) -> None:
+        if not isinstance(self.screen, RefineScreen):
+            self.push_screen(RefineScreen())
 
     def action_toggle_theme(self) -> None:
         theme = "light" if self.settings.theme == "dark" else "dark"

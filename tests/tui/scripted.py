@@ -4,6 +4,12 @@ Deterministic: ids are ``s1``, ``t1``, ...; answers depend only on the request; 
 request routes to L2 with a fenced Python block. ``fail_next`` makes the next turn fail;
 ``hold`` keeps a turn streaming until released (to cancel it); ``piece_delay`` slows the stream.
 Cancelling behaves like the pipeline: nothing is kept and TurnError is raised.
+Experience: ``experience_choice`` is the user's choice (default False, so the first-run
+explainer stays away; None shows it); when on, every committed turn of a chat that is not
+excluded counts as kept. ``start_refine`` returns a ``ScriptedRefine`` the test moves by hand.
+Remote: ``remote_url`` is the configured endpoint (None: none); a ``remote=True`` turn is
+answered "remotely" (``backend="remote"``) unless ``remote_fail`` names a failover reason: then
+a few words stream, a failover ``Notice`` says they are discarded, and the turn reruns locally.
 """
 
 from __future__ import annotations
@@ -11,27 +17,41 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import Any
 
-from macaron_local.errors import MacaronError, StoreError, TurnError
+from macaron_local.errors import MacaronError, PluginError, StoreError, TurnError
 from macaron_local.facade import (
     HEAD,
     NOT_KEPT,
     AdapterItem,
+    ExperienceStatus,
     FeedbackOutcome,
     ModelReport,
+    OnNotice,
     OnRoute,
     OnText,
     ProfileItem,
     ProfileReport,
+    RefineOutcome,
+    RefineProgress,
     SearchItem,
     SessionItem,
     TurnItem,
 )
+from macaron_local.remote.hybrid import Notice
 
 EPOCH = datetime(2026, 1, 1, 12, 0, 0)
 PROBS = {"L0": 0.05, "L1": 0.05, "L2": 0.05, "L3": 0.05}
+
+
+def _add_note(text: str) -> str:
+    return f"saved a note of {len(text)} characters"
+
+
+SCRIPTED_TOOLS: dict[str, Callable[..., Any]] = {"notes.add": _add_note}
 
 
 def script(text: str) -> tuple[str, str]:
@@ -61,7 +81,15 @@ class ScriptedAssistant:
         self.streaming = threading.Event()  # set while a turn is streaming
         self.feedback_calls: list[tuple[str, str, str | None]] = []
         self.profile = "tall-local"
+        self.remote_url: str | None = None
+        self.remote_fail: str | None = None  # a failover reason for the next remote turns
         self.closed = False
+        self.experience_choice: bool | None = False
+        self.kept: dict[str, str] = {}  # turn id -> label, for turns kept while opted in
+        self.refines: list[ScriptedRefine] = []
+        self.confirm: Callable[[str, dict], bool] | None = None
+        self.tool_calls: list[tuple[str, dict]] = []
+        self.ui_sent: list[tuple[str | None, str]] = []
         self._n = 0
         self.started = False
 
@@ -173,8 +201,8 @@ class ScriptedAssistant:
 
     def run_turn(self, session_id: str, text: str, *, label: str | None = None,
                  parent_id: str | None = HEAD, on_route: OnRoute | None = None,
-                 on_text: OnText | None = None,
-                 cancel: threading.Event | None = None) -> TurnItem:
+                 on_text: OnText | None = None, cancel: threading.Event | None = None,
+                 remote: bool = False, on_notice: OnNotice | None = None) -> TurnItem:
         self._get(session_id)
         while not self._ready:  # like the real one: a turn waits for the model
             self._wait(cancel)
@@ -187,18 +215,46 @@ class ScriptedAssistant:
         if self.fail_next is not None:
             err, self.fail_next = self.fail_next, None
             raise TurnError(f"the {label} answer failed: {err}; nothing was saved")
+        backend, failover = self._remote(answer, remote, on_text, on_notice, cancel)
         self.streaming.set()
         try:
-            for i, word in enumerate(answer.split(" ")):
-                self._wait(cancel)
-                if on_text:
-                    on_text(word if i == 0 else " " + word)
-                if self.hold is not None and i == 2:
-                    while not self.hold.wait(0.02):
-                        self._wait(cancel)
+            if backend == "local":
+                self._stream(answer, on_text, cancel)
         finally:
             self.streaming.clear()
-        return self._commit(session_id, text, answer, label, kind, parent_id)
+        return self._commit(session_id, text, answer, label, kind, parent_id, backend, failover)
+
+    def _stream(self, answer: str, on_text: OnText | None,
+                cancel: threading.Event | None) -> None:
+        for i, word in enumerate(answer.split(" ")):
+            self._wait(cancel)
+            if on_text:
+                on_text(word if i == 0 else " " + word)
+            if self.hold is not None and i == 2:
+                while not self.hold.wait(0.02):
+                    self._wait(cancel)
+
+    def _remote(self, answer: str, remote: bool, on_text: OnText | None,
+                on_notice: OnNotice | None, cancel: threading.Event | None,
+                ) -> tuple[str, str | None]:
+        """(backend, failover reason) like the hybrid hook: a remote answer streams here."""
+        tell = on_notice or (lambda _n: None)
+        if not remote:
+            return "local", None
+        if self.remote_url is None:
+            tell(Notice("failover", "remote failed: no remote endpoint is set; answering "
+                        "locally", "no_endpoint"))
+            return "local", "no_endpoint"
+        if self.remote_fail is None:
+            self._stream(answer, on_text, cancel)
+            return "remote", None
+        partial = " ".join(answer.split(" ")[:3])
+        if on_text:
+            on_text(partial)
+        tell(Notice("failover", f"remote failed: HTTP 500 from the server; {len(partial)} "
+                    "characters of its partial answer were discarded; answering locally",
+                    self.remote_fail, len(partial)))
+        return "local", self.remote_fail
 
     def _wait(self, cancel: threading.Event | None) -> None:
         if self.piece_delay:
@@ -207,7 +263,8 @@ class ScriptedAssistant:
             raise TurnError("the turn was cancelled; the session is as it was before it")
 
     def _commit(self, session_id: str, text: str, answer: str, label: str, kind: str,
-                parent_id: str | None) -> TurnItem:
+                parent_id: str | None, backend: str = "local",
+                failover: str | None = None) -> TurnItem:
         s = self._get(session_id)
         parent = s.item.head_turn_id if parent_id == HEAD else parent_id
         probs = {**PROBS, label: 0.85} if kind == "auto" else {}
@@ -216,8 +273,11 @@ class ScriptedAssistant:
             answer=answer, label=label, route_kind=kind, route_probs=probs,
             adapter_revision="base", profile_hash="ab" * 32,
             timings={"route_ms": 12.0, "ttft_ms": 30.0, "answer_ms": 80.0, "total_ms": 95.0},
-            tokens={"prompt": 40, "cached": 0, "completion": len(answer.split()), "route": 2})
+            tokens={"prompt": 40, "cached": 0, "completion": len(answer.split()), "route": 2},
+            backend=backend, failover_reason=failover, meta=_meta(backend, failover))
         s.turns.append(item)
+        if self.experience_choice and not s.item.excluded:
+            self.kept[item.id] = label
         s.item = replace(s.item, head_turn_id=item.id,
                          updated_at=EPOCH + timedelta(minutes=self._n))
         return self._with_branch(s, item)
@@ -230,17 +290,24 @@ class ScriptedAssistant:
 
     def retry(self, session_id: str, *, label: str | None = None,
               on_route: OnRoute | None = None, on_text: OnText | None = None,
-              cancel: threading.Event | None = None) -> TurnItem:
+              cancel: threading.Event | None = None,
+              on_notice: OnNotice | None = None) -> TurnItem:
         last = self._last(session_id)
         return self.run_turn(session_id, last.request, label=label, parent_id=last.parent_id,
-                             on_route=on_route, on_text=on_text, cancel=cancel)
+                             on_route=on_route, on_text=on_text, cancel=cancel,
+                             on_notice=on_notice)
 
     def edit_last(self, session_id: str, text: str, *, label: str | None = None,
                   on_route: OnRoute | None = None, on_text: OnText | None = None,
-                  cancel: threading.Event | None = None) -> TurnItem:
+                  cancel: threading.Event | None = None,
+                  on_notice: OnNotice | None = None) -> TurnItem:
         last = self._last(session_id)
         return self.run_turn(session_id, text, label=label, parent_id=last.parent_id,
-                             on_route=on_route, on_text=on_text, cancel=cancel)
+                             on_route=on_route, on_text=on_text, cancel=cancel,
+                             on_notice=on_notice)
+
+    def remote_endpoint(self) -> str | None:
+        return self.remote_url
 
     # --- profiles, models, feedback --------------------------------------------------------
 
@@ -269,7 +336,131 @@ class ScriptedAssistant:
 
     def feedback(self, turn_id: str, kind: str, correction: str | None = None) -> FeedbackOutcome:
         self.feedback_calls.append((turn_id, kind, correction))
-        return FeedbackOutcome(False, NOT_KEPT)
+        if not self.experience_choice:
+            return FeedbackOutcome(False, NOT_KEPT)
+        if turn_id not in self.kept:
+            return FeedbackOutcome(False, "not kept: this turn is not in the experience log")
+        what = {"up": "thumbs up", "down": "thumbs down", "correction": "your correction"}
+        return FeedbackOutcome(True, f"kept {what[kind]} locally for learning")
+
+    # --- learning --------------------------------------------------------------------------
+
+    def experience_status(self) -> ExperienceStatus:
+        per_label: dict[str, int] = {}
+        for label in self.kept.values():
+            per_label[label] = per_label.get(label, 0) + 1
+        excluded = sum(1 for s in self._live() if s.item.excluded)
+        return ExperienceStatus(self.experience_choice, bool(self.experience_choice),
+                                turns=len(self.kept), per_label=per_label,
+                                excluded_sessions=excluded)
+
+    def set_experience(self, on: bool) -> ExperienceStatus:
+        self.experience_choice = on
+        return self.experience_status()
+
+    def purge_experience(self) -> int:
+        n, self.kept = len(self.kept), {}
+        return n
+
+    def exclude_session(self, session_id: str, excluded: bool) -> int:
+        s = self._get(session_id)
+        s.item = replace(s.item, excluded=excluded)
+        if not excluded:
+            return 0
+        gone = [t.id for t in s.turns if t.id in self.kept]
+        for turn_id in gone:
+            del self.kept[turn_id]
+        return len(gone)
+
+    def start_refine(self, label: str) -> ScriptedRefine:
+        run = ScriptedRefine(label)
+        self.refines.append(run)
+        return run
+
+    # --- tools and generated UIs ------------------------------------------------------------
+
+    def set_confirm(self, confirm: Callable[[str, dict], bool] | None) -> None:
+        self.confirm = confirm
+
+    def ui_tool(self, session_id: str, action: Any, doc: Any, *,
+                confirm: Callable[[str, dict], bool] | None = None) -> Any:
+        """Like the real one: only allowlisted tools, and side effects ask first."""
+        from macaron_local.genui.actions import tool_kwargs
+
+        self._get(session_id)
+        name = action.execution.tool or ""
+        if name not in SCRIPTED_TOOLS:
+            raise PluginError(f"tool {name!r} is not allowed for L1 in this profile")
+        ask = confirm or self.confirm
+        func = SCRIPTED_TOOLS[name]
+        args = tool_kwargs(func, action, doc)
+        if ask is None or not ask(name, args):
+            raise PermissionError(f"{name} was declined")
+        self.tool_calls.append((name, args))
+        return func(**args)
+
+    def ui_send(self, session_id: str, action: Any, doc: Any, *, turn_id: str | None = None,
+                on_route: OnRoute | None = None, on_text: OnText | None = None,
+                cancel: threading.Event | None = None) -> TurnItem:
+        """A sticky L3 turn carrying the submission (``turn_text``: no NoAI values)."""
+        from macaron_local.genui.actions import turn_text
+
+        text = turn_text(action, doc)
+        if on_route:
+            on_route("L3", "sticky")
+        answer = f"Got it: {text}"
+        self._stream(answer, on_text, cancel)
+        self.ui_sent.append((turn_id, text))
+        return self._commit(session_id, text, answer, "L3", "sticky", HEAD)
 
     def close(self) -> None:
         self.closed = True
+
+
+class ScriptedRefine:
+    """A ``RefineHandle`` that moves only when the test says: ``advance``, ``finish``."""
+
+    def __init__(self, label: str, total: int = 4) -> None:
+        self.label, self.total, self.step = label, total, 0
+        self.lines: list[str] = [f"{label}: sft 6, pairs 6 (parent base)"]
+        self.cancelled = False
+        self.outcome: RefineOutcome | None = None
+
+    def advance(self, steps: int = 1) -> None:
+        for _ in range(steps):
+            self.step += 1
+            self.lines.append(f"  step {self.step}/{self.total} sft 1.{9 - self.step}")
+            if self.cancelled:  # like the loop: stops between steps, registers nothing
+                self.outcome = RefineOutcome(
+                    "cancelled", f"cancelled at step {self.step}/{self.total}; nothing was "
+                    "registered (run it again to resume)")
+                return
+
+    def finish(self) -> None:
+        self.step = self.total
+        self.outcome = RefineOutcome(
+            "kept", "rev-abc kept unpromoted: held-out nll improved by less than 0.01",
+            revision="rev-abc", reasons=("held-out nll improved by less than 0.01",),
+            figures=(("heldout.nll", 2.5, 2.45), ("regression.route_acc", 0.9, None)),
+            plots=("/runs/L0-x/loss.png", "/runs/L0-x/gate.png"),
+            report_json="/runs/L0-x/report.json")
+
+    def progress(self) -> RefineProgress:
+        return RefineProgress(self.label, self.step, self.total, tuple(self.lines),
+                              done=self.outcome is not None,
+                              cancelling=self.cancelled and self.outcome is None)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def report(self) -> RefineOutcome | None:
+        return self.outcome
+
+
+def _meta(backend: str, failover: str | None) -> dict[str, object]:
+    if backend == "remote":
+        return {"heavy": "forced", "remote_model": "Macaron-V1-Venti"}
+    if failover is not None:
+        detail = "no remote endpoint is set" if failover == "no_endpoint" else "HTTP 500"
+        return {"heavy": "forced", "failover_reason": failover, "failover_detail": detail}
+    return {}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from macaron_local.experience import set_user_choice
 from macaron_local.facade import Assistant, OnText, TurnItem
 from macaron_local.tui.app import make_app
 from macaron_local.tui.settings import Settings
@@ -73,6 +74,7 @@ class Seen:
 
 async def _ask(real: CountingAssistant, text: str) -> tuple[Seen, str]:
     real.pieces.clear()
+    set_user_choice(False)  # the first-run explainer is tested in test_learning.py
     app = make_app(Settings(), real)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, text, wait=False)

@@ -1,7 +1,9 @@
 """The chat screen: sessions sidebar, the conversation, the input, the inspector.
 
 Owns: turning the user's input into turns (each in a thread worker, cancellable with Esc) and
-the common actions reached by keys, slash commands and the palette. Session management lives in
+the common actions reached by keys, slash commands and the palette; ``/remote <text>`` sends
+one turn to the remote server (or says how to configure one), and remote notices (a failover,
+a wait) become notifications. Session management lives in
 ``SessionActions`` (``sessions.py``). Talks to the runtime only through the app's assistant
 (``macaron_local.facade``); any MacaronError becomes a notification, never a traceback.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -20,19 +22,20 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from macaron_local.errors import MacaronError, TurnError
-from macaron_local.facade import SPECIALISTS, TurnItem
+from macaron_local.facade import NO_REMOTE, SPECIALISTS, TurnItem, split_remote
 from macaron_local.genui.actions import turn_text
 from macaron_local.tui.commands import PINS, parse
 from macaron_local.tui.errors import report
 from macaron_local.tui.screens.ask import AskScreen
 from macaron_local.tui.screens.chat_sessions import SessionActions
+from macaron_local.tui.screens.confirm import ConfirmScreen
 from macaron_local.tui.widgets.genui import GenUIView
 from macaron_local.tui.widgets.inspector import Inspector
 from macaron_local.tui.widgets.messages import AssistantMessage, Note, UserMessage, code_blocks
 from macaron_local.tui.widgets.prompt import PromptInput
 from macaron_local.tui.widgets.sidebar import Sidebar
 
-Mode = Literal["new", "retry", "edit"]
+Mode = Literal["new", "retry", "edit", "ui"]  # ui: a generated UI's submission (sticky L3)
 CANCELLED = "Cancelled: the turn was rolled back; nothing was saved."
 
 
@@ -44,7 +47,9 @@ class TurnJob:
     text: str
     label: str | None
     session_id: str
+    remote: bool = False  # the user's /remote: force the answer to the remote server
     cancel: threading.Event = field(default_factory=threading.Event)
+    ui: tuple[Any, Any, str | None] | None = None  # (action, document, its turn) for mode "ui"
 
 
 class ChatScreen(SessionActions, Screen[None]):
@@ -89,6 +94,7 @@ class ChatScreen(SessionActions, Screen[None]):
         yield Footer()
 
     async def on_mount(self) -> None:
+        self.assistant.set_confirm(self.confirm_tool)
         self.query_one(PromptInput).focus()
         self.query_one("#chat", VerticalScroll).anchor()
         self.set_interval(0.25, self.poll_status)
@@ -108,6 +114,8 @@ class ChatScreen(SessionActions, Screen[None]):
             parts.append(f"pinned to {self.pin} {SPECIALISTS[self.pin]} (/auto to route)")
         if self.editing:
             parts.append("editing the last message (Enter sends a new branch)")
+        if self.not_learning:
+            parts.append("not learning from this chat (/nolearn)")
         if self.job is not None:
             parts.append("answering… Esc cancels")
         self.query_one("#status", Static).update(" · ".join(parts))
@@ -119,6 +127,10 @@ class ChatScreen(SessionActions, Screen[None]):
 
     @on(PromptInput.Submitted)
     async def submitted(self, event: PromptInput.Submitted) -> None:
+        text, forced = split_remote(event.text)
+        if forced:
+            await self.remote_turn(text)
+            return
         slash = parse(event.text)
         if slash is not None:
             await self.run_slash(slash.name, slash.arg)
@@ -139,6 +151,9 @@ class ChatScreen(SessionActions, Screen[None]):
         if name == "edit" and arg:
             await self.start_turn("edit", arg, self.pin)
             return
+        if name == "remote":
+            await self.remote_turn(arg)
+            return
         actions = {
             "auto": self.action_auto, "new": lambda: self.action_new_session(arg),
             "rename": lambda: self.rename(arg), "delete": self.action_delete_session,
@@ -147,6 +162,7 @@ class ChatScreen(SessionActions, Screen[None]):
             "edit": self.action_edit_last, "copy": self.action_copy,
             "good": lambda: self.feedback("up"), "bad": lambda: self.feedback("down"),
             "correct": lambda: self.feedback("correction", arg),
+            "nolearn": self.toggle_learning, "refine": lambda: self.app.run_action("refine"),
             "timings": self.action_toggle_timings, "inspector": self.action_toggle_inspector,
             "profiles": lambda: self.app.run_action("profiles"),
             "settings": lambda: self.app.run_action("settings"),
@@ -161,6 +177,26 @@ class ChatScreen(SessionActions, Screen[None]):
         if hasattr(result, "__await__"):
             await result
 
+    async def remote_turn(self, text: str) -> None:
+        """``/remote <text>``: this one turn goes to the remote server, if one is configured;
+        otherwise say how to configure one and keep the text in the input."""
+        try:
+            endpoint = self.assistant.remote_endpoint()
+        except MacaronError as exc:
+            report(self.app, exc)
+            return
+        if endpoint is None:
+            self.notify(NO_REMOTE, title="No remote server", severity="warning", timeout=12)
+            prompt = self.query_one(PromptInput)
+            if text and not prompt.text:
+                prompt.load_text(f"/remote {text}")
+            return
+        if not text:
+            self.notify(f"The remote server is {endpoint}. Type /remote <message> to send one "
+                        "turn there.", title="Remote")
+            return
+        await self.start_turn("new", text, self.pin, remote=True)
+
     def action_auto(self) -> None:
         self.pin = None
         self.notify("The router chooses the specialist again.")
@@ -170,26 +206,31 @@ class ChatScreen(SessionActions, Screen[None]):
 
     # --- turns -----------------------------------------------------------------------------
 
-    async def start_turn(self, mode: Mode, text: str, label: str | None) -> None:
+    async def start_turn(self, mode: Mode, text: str, label: str | None, *,
+                         remote: bool = False,
+                         ui: tuple[Any, Any, str | None] | None = None) -> None:
         if self.job is not None:
             self.notify("A turn is still running; press Esc to cancel it first.",
                         severity="warning")
             return
         try:
             if self.session_id is None:
-                await self.open_session(self.assistant.create_session(text[:60]).id)
+                sid = self.assistant.create_session(text[:60]).id
+                if self.not_learning:  # /nolearn before the first message
+                    self.assistant.exclude_session(sid, True)
+                await self.open_session(sid)
         except MacaronError as exc:
             report(self.app, exc)
             return
         chat = self.query_one("#chat", VerticalScroll)
-        if mode != "new":
+        if mode in ("retry", "edit"):
             await self._drop_last(keep_user=mode == "retry")
         if mode != "retry":
             await chat.mount(UserMessage(text))
-        widget = AssistantMessage()
+        widget = AssistantMessage(remote=remote)
         await chat.mount(widget)
         chat.scroll_end(animate=False)
-        self.job = TurnJob(mode, text, label, self.session_id or "")
+        self.job = TurnJob(mode, text, label, self.session_id or "", remote=remote, ui=ui)
         self.poll_status()
         self.turn_worker(widget, self.job)
 
@@ -207,14 +248,21 @@ class ChatScreen(SessionActions, Screen[None]):
             "label": job.label, "cancel": job.cancel,
             "on_route": lambda lb, kind: widget.post_message(AssistantMessage.Routed(lb, kind)),
             "on_text": lambda piece: widget.post_message(AssistantMessage.Piece(piece)),
+            "on_notice": lambda notice: widget.post_message(AssistantMessage.Noticed(notice)),
         }
         try:
             if job.mode == "retry":
                 item = self.assistant.retry(job.session_id, **kwargs)
             elif job.mode == "edit":
                 item = self.assistant.edit_last(job.session_id, job.text, **kwargs)
+            elif job.mode == "ui" and job.ui is not None:
+                action, doc, turn_id = job.ui
+                del kwargs["label"], kwargs["on_notice"]
+                item = self.assistant.ui_send(job.session_id, action, doc, turn_id=turn_id,
+                                              **kwargs)
             else:
-                item = self.assistant.run_turn(job.session_id, job.text, **kwargs)
+                item = self.assistant.run_turn(job.session_id, job.text, remote=job.remote,
+                                               **kwargs)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a notice
             widget.post_message(AssistantMessage.Final(None, exc))
             return
@@ -230,6 +278,14 @@ class ChatScreen(SessionActions, Screen[None]):
             await self._turn_failed(job, event.error)
         self.poll_status()
 
+    @on(AssistantMessage.Told)
+    def turn_notice(self, event: AssistantMessage.Told) -> None:
+        """A turn notice (a remote failover: the turn reruns locally; a wait...); never blocks."""
+        notice = event.notice
+        titles = {"failover": "Remote failed", "waiting": "Remote busy", "local": "Local turn"}
+        self.notify(str(notice), title=titles.get(notice.kind, notice.kind.capitalize()),
+                    severity="warning" if notice.kind == "failover" else "information")
+
     async def _turn_failed(self, job: TurnJob | None, error: Exception | None) -> None:
         cancelled = job is not None and job.cancel.is_set()
         await self.show_history()
@@ -238,7 +294,7 @@ class ChatScreen(SessionActions, Screen[None]):
             await chat.mount(Note(CANCELLED))
             self.notify(CANCELLED, title="Turn cancelled")
             prompt = self.query_one(PromptInput)
-            if job is not None and job.mode != "retry" and not prompt.text:
+            if job is not None and job.mode in ("new", "edit") and not prompt.text:
                 prompt.load_text(job.text)
         else:
             await chat.mount(Note(f"The turn failed and was rolled back: {error}"))
@@ -372,7 +428,9 @@ class ChatScreen(SessionActions, Screen[None]):
         except MacaronError as exc:
             report(self.app, exc)
             return
-        self.notify(("Feedback kept. " if outcome.kept else "Feedback ") + outcome.message)
+        title = "Feedback kept" if outcome.kept else "Feedback not kept"
+        self.notify(outcome.message, title=title, markup=False,
+                    severity="information" if outcome.kept else "warning")
 
     # --- generated UIs (L3) --------------------------------------------------------------------
 
@@ -383,15 +441,13 @@ class ChatScreen(SessionActions, Screen[None]):
         action, doc = event.action, event.view.document
         if doc is None or action.execution.kind == "local":
             return
-        if action.execution.kind == "model":
-            await self.start_turn("new", turn_text(action, doc), "L3")
+        if action.execution.kind == "model":  # back to the turn that drew the UI (sticky)
+            await self.start_turn("ui", turn_text(action, doc), None,
+                                  ui=(action, doc, event.turn_id))
             return
-        run = getattr(self.assistant, "ui_tool", None)
-        if run is None or self.session_id is None:
-            self.notify("This assistant cannot run tools from a generated UI yet.",
-                        severity="warning")
+        if self.session_id is None:
             return
-        self.ui_tool_worker(run, self.session_id, action, doc)
+        self.ui_tool_worker(self.assistant.ui_tool, self.session_id, action, doc)
 
     @work(thread=True, group="ui-tool", exit_on_error=False)
     def ui_tool_worker(self, run, session_id: str, action, doc) -> None:  # noqa: ANN001
@@ -401,6 +457,30 @@ class ChatScreen(SessionActions, Screen[None]):
             self.app.call_from_thread(report, self.app, exc)
             return
         self.app.call_from_thread(self.notify, f"{action.execution.tool}: {result}"[:300])
+
+    def confirm_tool(self, tool: str, args: dict[str, Any]) -> bool:
+        """Asked on a worker thread before a side-effecting tool runs: the user answers in a
+        modal; a cancelled turn, a closed app or no answer within 10 minutes is a no."""
+        shown = ", ".join(f"{k}={v!r}" for k, v in args.items())
+        question = f"Run {tool}({shown[:400]})?\nIt changes something outside this chat."
+        answer: list[bool] = []
+        done = threading.Event()
+
+        def ask() -> None:
+            self.app.push_screen(ConfirmScreen(question, yes="Run"),
+                                 callback=lambda ok: (answer.append(bool(ok)), done.set()))
+
+        try:
+            self.app.call_from_thread(ask)
+        except RuntimeError:  # the app is not running
+            return False
+        job = self.job
+        for _ in range(3000):
+            if done.wait(0.2):
+                return answer[0]
+            if job is not None and job.cancel.is_set():
+                return False
+        return False
 
     def action_toggle_timings(self) -> None:
         self.query_one("#chat").toggle_class("-timings")

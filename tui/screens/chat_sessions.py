@@ -29,6 +29,7 @@ class SessionActions(_Base):
     """Everything about sessions, for the chat screen."""
 
     last_deleted: str | None = None
+    not_learning = False  # the open chat is marked "do not learn from this chat"
 
     async def refresh_sessions(self) -> None:
         sidebar = self.query_one(Sidebar)
@@ -37,11 +38,17 @@ class SessionActions(_Base):
             if query.strip():
                 await sidebar.show_hits(self.assistant.search(query))
             else:
-                await sidebar.show_sessions(self.assistant.list_sessions(), self.session_id)
+                sessions = self.assistant.list_sessions()
+                await sidebar.show_sessions(sessions, self.session_id)
+                if self.session_id is not None:
+                    self.not_learning = any(s.excluded for s in sessions
+                                            if s.id == self.session_id)
         except MacaronError as exc:
             report(self.app, exc)
 
     async def open_session(self, session_id: str | None, turn_id: str | None = None) -> None:
+        if session_id != self.session_id:
+            self.not_learning = False  # refresh_sessions reads the mark of the new one
         self.session_id, self.editing = session_id, False
         self.sub_title = self._title(session_id)
         await self.show_history(focus_turn=turn_id)
@@ -72,6 +79,28 @@ class SessionActions(_Base):
             await self.action_undo_delete()
         elif event.action == "export":
             await self.export("", sid)
+
+    async def toggle_learning(self) -> None:
+        """``/nolearn``: do not learn from this chat (deletes what was kept), or learn again."""
+        excluded = not self.not_learning
+        if self.session_id is not None:
+            try:
+                removed = self.assistant.exclude_session(self.session_id, excluded)
+            except MacaronError as exc:
+                report(self.app, exc)
+                return
+        else:
+            removed = 0  # applied when the first message creates the session
+        self.not_learning = excluded
+        await self.refresh_sessions()
+        self.poll_status()
+        if excluded:
+            gone = f" and deleted {removed} kept turn(s)" if removed else ""
+            self.notify(f"Nothing from this chat is kept for learning{gone}. /nolearn again "
+                        "to undo.", title="Do not learn from this chat")
+        else:
+            self.notify("This chat may be learned from again (when experience is on).",
+                        title="Learning from this chat")
 
     def action_search(self) -> None:
         sidebar = self.query_one(Sidebar)

@@ -33,7 +33,7 @@ class HelpScreen(ModalScreen[None]):
         self.rows = key_rows(bindings, keymap)
 
     def compose(self) -> ComposeResult:
-        keys = Table(title="Keys (remap in settings.toml under [keys] by id)", expand=True)
+        keys = Table(title="Keys (remap in settings.toml under \\[keys] by id)", expand=True)
         for col in ("where", "keys", "does", "id"):
             keys.add_column(col)
         for row in self.rows:

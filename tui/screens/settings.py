@@ -1,4 +1,8 @@
-"""The settings screen: edits ``settings.toml`` and applies the change at once."""
+"""The settings screen: edits ``settings.toml`` and applies the change at once.
+
+Also the experience section (docs/learning.md): what is kept, the opt-in switch (stored at once
+through the facade, not in ``settings.toml``), what is kept now, and Purge (confirmed first).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Input, Label, Select, Switch
+from textual.widgets import Button, Footer, Header, Input, Label, Select, Static, Switch
 
-from macaron_local.errors import ContractError
+from macaron_local.errors import ContractError, MacaronError
+from macaron_local.facade import EXPLAINER, ExperienceStatus
 from macaron_local.tui.errors import report
+from macaron_local.tui.screens.confirm import ConfirmScreen
 from macaron_local.tui.settings import Settings
 
 
@@ -59,7 +65,55 @@ class SettingsScreen(Screen[None]):
             yield Label("Key overrides: id=keys; id=keys (ids are on the help screen, F1)")
             yield Input(show_keys(s.keys), id="keys")
             yield Button("Save", variant="primary", id="save")
+            yield from self.experience_section()
         yield Footer()
+
+    def experience_section(self) -> ComposeResult:
+        status = self.experience_status()
+        yield Label("Experience (learning from your chats)", classes="section")
+        yield Static(EXPLAINER, classes="dim", markup=False)
+        with Horizontal(classes="switch-row"):
+            yield Switch(status.on if status else False, id="experience")
+            yield Label("Keep experience on this machine (applies at once)")
+        yield Static(status.describe() if status else "", id="experience-status",
+                     markup=False)
+        yield Button("Purge experience", variant="error", id="purge")
+
+    def experience_status(self) -> ExperienceStatus | None:
+        try:
+            return self.app.assistant.experience_status()  # type: ignore[attr-defined, no-any-return]
+        except MacaronError as exc:
+            report(self.app, exc)
+            return None
+
+    def show_experience(self) -> None:
+        status = self.experience_status()
+        if status is not None:
+            self.query_one("#experience-status", Static).update(status.describe())
+
+    def on_switch_changed(self, event: Switch.Changed) -> None:
+        if event.switch.id != "experience":
+            return
+        event.stop()
+        status = self.experience_status()
+        if status is None or status.on != event.value:
+            self.app.set_experience(event.value)  # type: ignore[attr-defined]
+        self.show_experience()
+
+    def action_purge(self) -> None:
+        self.app.push_screen(ConfirmScreen("Delete every kept turn and signal? This cannot be "
+                                           "undone.", yes="Purge"), self._purge)
+
+    def _purge(self, yes: bool | None) -> None:
+        if not yes:
+            return
+        try:
+            removed = self.app.assistant.purge_experience()  # type: ignore[attr-defined]
+        except MacaronError as exc:
+            report(self.app, exc)
+            return
+        self.show_experience()
+        self.notify(f"Purged the experience log ({removed} turns).", title="Experience")
 
     def on_mount(self) -> None:
         self.sub_title = "settings"
@@ -67,6 +121,8 @@ class SettingsScreen(Screen[None]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "save":
             self.action_save()
+        elif event.button.id == "purge":
+            self.action_purge()
 
     def gather(self) -> Settings:
         current: Settings = self.app.settings  # type: ignore[attr-defined]

@@ -299,8 +299,15 @@ class GenUIView(Vertical):
             super().__init__()
             self.view, self.action = view, action
 
-    def __init__(self, document: C.Document | None = None, *, title: str = "") -> None:
+        @property
+        def turn_id(self) -> str | None:
+            """The turn that drew the UI (what a ``send`` carries the result of), if known."""
+            return self.view.turn_id
+
+    def __init__(self, document: C.Document | None = None, *, title: str = "",
+                 turn_id: str | None = None) -> None:
         super().__init__(classes="genui")
+        self.turn_id = turn_id  # set by the message once its turn is committed
         self.title_text = document.title if document else title
         self.components: list[C.Component] = []
         self.document: C.Document | None = None

@@ -14,11 +14,25 @@ from macaron_local.facade import SPECIALISTS, TurnItem, badge
 BAR = 16
 
 
+def backend_text(item: TurnItem) -> str:
+    """``remote (Macaron-V1-Venti, forced)``, ``local``, or the failover and its reason."""
+    heavy = item.meta.get("heavy")
+    if item.backend == "remote":
+        why = [str(x) for x in (item.meta.get("remote_model"), heavy) if x]
+        return "remote" + (f" ({', '.join(why)})" if why else "")
+    if item.failover_reason:
+        detail = item.meta.get("failover_detail")
+        return f"local: the remote failed ({item.failover_reason}" + (
+            f": {detail})" if detail else ")") + ", so this turn was answered locally"
+    return "local"
+
+
 def describe(item: TurnItem) -> Text:
     """The inspector's text for one turn."""
     out = Text()
     out.append("Turn ", style="bold").append(f"{item.id}\n")
     out.append("Answered by ", style="bold").append(badge(item.label, item.route_kind) + "\n")
+    out.append("Backend ", style="bold").append(backend_text(item) + "\n")
     if item.branches > 1:
         out.append("Branch ", style="bold").append(f"{item.branch} of {item.branches}\n")
     out.append("\nRoute probabilities\n", style="bold")

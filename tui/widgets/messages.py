@@ -3,6 +3,8 @@
 An ``AssistantMessage`` receives its stream as messages (thread-safe ``post_message`` from the
 turn worker): ``Routed`` sets the badge, ``Piece`` appends Markdown, ``Final`` ends it and is
 passed up as ``AssistantMessage.Finished`` for the screen. Focusing one posts ``Selected``.
+``Noticed`` carries a remote notice: after a failover the streamed remote text is cleared (the
+local rerun replaces it) and the notice goes up as ``Told`` for the screen to show.
 An L3 answer's ui block is parsed as it streams and rendered as live widgets (``GenUIView``):
 each component appears as soon as its JSON is complete; the prose before it stays Markdown.
 """
@@ -10,6 +12,7 @@ each component appears as soon as its JSON is complete; the prose before it stay
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -21,6 +24,9 @@ from textual.widgets.markdown import MarkdownStream
 from macaron_local.facade import TurnItem, badge
 from macaron_local.genui.stream import ComponentReady, DocumentReady, Prose, UiStream, split_answer
 from macaron_local.tui.widgets.genui import GenUIView
+
+if TYPE_CHECKING:
+    from macaron_local.remote.hybrid import Notice
 
 FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
 
@@ -75,6 +81,18 @@ class AssistantMessage(Vertical, can_focus=True):
             super().__init__()
             self.text = text
 
+    class Noticed(Message, bubble=False):
+        def __init__(self, notice: Notice) -> None:
+            super().__init__()
+            self.notice = notice
+
+    class Told(Message):
+        """A remote notice for the screen to show (the widget has already reacted)."""
+
+        def __init__(self, widget: AssistantMessage, notice: Notice) -> None:
+            super().__init__()
+            self.widget, self.notice = widget, notice
+
     class Final(Message, bubble=False):
         def __init__(self, item: TurnItem | None, error: Exception | None = None) -> None:
             super().__init__()
@@ -93,9 +111,11 @@ class AssistantMessage(Vertical, can_focus=True):
             super().__init__()
             self.widget = widget
 
-    def __init__(self, item: TurnItem | None = None) -> None:
+    def __init__(self, item: TurnItem | None = None, *, remote: bool = False) -> None:
         super().__init__(classes="assistant")
         self.item = item
+        self.remote = remote  # the user's /remote: this turn is meant for the remote server
+        self._routed = ""  # the badge from the route, while streaming
         self.text = item.answer if item else ""
         self._stream: MarkdownStream | None = None
         self._ui: UiStream | None = None  # set while an L3 answer streams
@@ -106,7 +126,7 @@ class AssistantMessage(Vertical, can_focus=True):
         answer = split_answer(self.text) if self.item and self.item.label == "L3" else None
         if answer is not None and answer.document is not None:
             yield Markdown(answer.prose or None, classes="answer")
-            self.ui_view = GenUIView(answer.document)
+            self.ui_view = GenUIView(answer.document, turn_id=self.item.id)
             yield self.ui_view
         else:
             yield Markdown(self.text or None, classes="answer")
@@ -116,7 +136,8 @@ class AssistantMessage(Vertical, can_focus=True):
     def _badge_text(self) -> str:
         if self.item is None:
             return "… thinking"
-        text = badge(self.item.label, self.item.route_kind)
+        it = self.item
+        text = badge(it.label, it.route_kind, it.backend, it.failover_reason)
         if self.item.branches > 1:
             text += f" · branch {self.item.branch}/{self.item.branches}"
         return text
@@ -129,9 +150,32 @@ class AssistantMessage(Vertical, can_focus=True):
         self.post_message(self.Selected(self))
 
     def on_assistant_message_routed(self, event: Routed) -> None:
-        self.query_one(".badge", Static).update(badge(event.label, event.kind) + " · answering…")
+        self._routed = badge(event.label, event.kind)
+        where = "answering remotely…" if self.remote else "answering…"
+        self.query_one(".badge", Static).update(f"{self._routed} · {where}")
         if event.label == "L3":
             self._ui = UiStream()
+
+    async def on_assistant_message_noticed(self, event: Noticed) -> None:
+        notice = event.notice
+        if notice.kind == "failover":
+            await self._discard()
+            why = f"remote failed: {notice.reason}" if notice.reason else "remote failed"
+            self.query_one(".badge", Static).update(f"{self._routed} · {why} · answering locally…")
+        self.post_message(self.Told(self, notice))
+
+    async def _discard(self) -> None:
+        """Clear the partial remote answer: the local rerun streams the whole answer again."""
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+        if self._ui is not None:
+            self._ui = UiStream()
+        if self.ui_view is not None:
+            await self.ui_view.remove()
+            self.ui_view = None
+        self.text = ""
+        await self.query_one(".answer", Markdown).update("")
 
     async def on_assistant_message_piece(self, event: Piece) -> None:
         self.text += event.text
@@ -186,6 +230,8 @@ class AssistantMessage(Vertical, can_focus=True):
             self.item, self.text = event.item, event.item.answer
             if event.item.label == "L3":
                 await self._settle_ui(self.text)
+                if self.ui_view is not None:  # its submissions go back to this turn (sticky)
+                    self.ui_view.turn_id = event.item.id
             else:
                 await self.query_one(".answer", Markdown).update(self.text)
             self.query_one(".badge", Static).update(self._badge_text())

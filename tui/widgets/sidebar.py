@@ -1,7 +1,8 @@
 """The sessions sidebar: a search box over a list of sessions (or of search hits).
 
 Shows what the screen gives it (``show_sessions`` / ``show_hits``) and posts ``Search`` while
-the user types and ``Picked`` when a row is chosen; it never calls the assistant itself.
+the user types and ``Picked`` when a row is chosen; it never calls the assistant itself. A chat
+marked "do not learn from this chat" starts with ``⊘``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from textual.message import Message
 from textual.widgets import Input, Label, ListItem, ListView
 
 from macaron_local.facade import SearchItem, SessionItem
+
+NOLEARN = "⊘ "  # marks a chat the assistant does not learn from (/nolearn)
 
 
 class SessionRow(ListItem):
@@ -69,7 +72,8 @@ class Sidebar(Vertical):
         return item if isinstance(item, SessionRow) else None
 
     async def show_sessions(self, sessions: list[SessionItem], current: str | None) -> None:
-        rows = [SessionRow(s.id, s.title or "Untitled") for s in sessions]
+        rows = [SessionRow(s.id, f"{NOLEARN if s.excluded else ''}{s.title or 'Untitled'}")
+                for s in sessions]
         await self._fill(rows, next((i for i, s in enumerate(sessions) if s.id == current), None))
 
     async def show_hits(self, hits: list[SearchItem]) -> None:
