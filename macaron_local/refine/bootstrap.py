@@ -25,6 +25,9 @@ MIXES: dict[str, tuple[str, ...]] = {
     "L2": ("code",),
     "L3": ("genui",),
 }
+# How many times a kind's rows enter a label's mix. L0 sees ~4,400 routing rows; without this
+# its few hundred chat rows were drowned and the adapter answered chat turns with a bare label.
+REPEAT: dict[str, int] = {"chat": 3, "summary": 2}
 
 
 @dataclass(frozen=True)
@@ -81,16 +84,22 @@ def label_examples(
     for kind in MIXES[label]:
         path = data_dir / f"{kind}.jsonl"
         if path.is_file():
-            rows += load_jsonl(path)
+            rows += load_jsonl(path) * _repeat(label, kind)
     summary = data_dir / "summary.jsonl"
     if summary.is_file():
-        rows += [r for r in load_jsonl(summary) if r.get("label") == label]
+        own = [r for r in load_jsonl(summary) if r.get("label") == label]
+        rows += own * _repeat(label, "summary")
     if not rows:
         raise RefineError(
             f"no training data for {label} in {data_dir}",
             hint=f"expected {', '.join(MIXES[label])}.jsonl / summary.jsonl",
         )
     return examples_from_rows(rows, label=label, profile=profile, tools=tools)
+
+
+def _repeat(label: str, kind: str) -> int:
+    """Only the router label needs rebalancing; the other mixes are one kind each."""
+    return REPEAT.get(kind, 1) if label == "L0" else 1
 
 
 def bootstrap(
@@ -107,8 +116,13 @@ def bootstrap(
     cancel: threading.Event | None = None,
     progress: bool = True,
     echo: Callable[[str], None] = print,
+    resume_from_shipped: bool = False,
 ) -> list[Built]:
-    """Train ``labels`` one after the other on one loaded base; register and ship each."""
+    """Train ``labels`` one after the other on one loaded base; register and ship each.
+
+    With ``resume_from_shipped`` each label starts from the adapter the manifest ships now (its
+    parent revision) instead of a fresh LoRA: more steps without paying for the first ones again.
+    """
     from macaron_local.engine.tokenizer import shared_tokenizer
     from macaron_local.refine import lineage
     from macaron_local.refine.arch import load_base
@@ -121,9 +135,12 @@ def bootstrap(
     tok = shared_tokenizer(base)
     out_dir.mkdir(parents=True, exist_ok=True)
     parents = _manifest_revisions(manifest)
+    shipped = _manifest_files(manifest) if resume_from_shipped else {}
     built = []
     for label in labels:
-        echo(f"{label}: {len(mixes[label])} examples")
+        init = shipped.get(label)
+        start = f"from {parents[label][:12]}" if init else "from a fresh LoRA"
+        echo(f"{label}: {len(mixes[label])} examples, {start}")
         res = train(
             mixes[label],
             model=model,
@@ -136,6 +153,7 @@ def bootstrap(
             profile_hash=profile.contract_hash,
             cancel=cancel,
             progress=progress,
+            init=init,
         )
         if res.path is None:
             raise RefineError(f"bootstrap cancelled while training {label}")
@@ -199,6 +217,20 @@ def _manifest_revisions(manifest: Path | None) -> dict[str, str]:
     from macaron_local.models import load_manifest
 
     return {a.label: a.revision for a in load_manifest(manifest).adapters}
+
+
+def _manifest_files(manifest: Path | None) -> dict[str, Path]:
+    """label -> the shipped adapter file (read fully before training overwrites it)."""
+    if manifest is None or not manifest.is_file():
+        return {}
+    from macaron_local.models import load_manifest
+
+    out = {}
+    for a in load_manifest(manifest).adapters:
+        path = Path(a.file) if Path(a.file).is_absolute() else manifest.parent / a.file
+        if path.is_file():
+            out[a.label] = path
+    return out
 
 
 def update_manifest(manifest: Path, entry: Mapping[str, Any]) -> None:

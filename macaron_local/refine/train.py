@@ -30,7 +30,14 @@ from macaron_local import paths
 from macaron_local.engine.lora_io import BASE_SHA_KEY, LABEL_KEY, REVISION_KEY
 from macaron_local.errors import RefineError
 from macaron_local.refine.data import Encoded, Example, data_hash, encode
-from macaron_local.refine.lora import ALL_LINEAR, LoraConfig, attach_lora, detach_lora, export_lora
+from macaron_local.refine.lora import (
+    ALL_LINEAR,
+    LoraConfig,
+    attach_lora,
+    detach_lora,
+    export_lora,
+    import_lora,
+)
 
 
 class TrainConfig(BaseModel):
@@ -184,8 +191,12 @@ def train(
     profile_hash: str | None = None,
     cancel: threading.Event | None = None,
     progress: bool = True,
+    init: Path | None = None,
 ) -> TrainResult:
     """Train a LoRA for ``label`` on ``examples`` and export it to ``out`` (GGUF).
+
+    ``init`` (a GGUF LoRA, normally the parent revision's file) starts from that adapter's
+    tensors, rank and alpha instead of a fresh LoRA: continued training.
 
     ``model`` is a frozen base from :func:`macaron_local.refine.arch.load_base`; the LoRA is
     detached again before returning, so one base serves several runs. Deterministic for a
@@ -198,7 +209,10 @@ def train(
     run_id = run_id_for(label, cfg, dhash, base_sha256, parent)
     encoded = encode_all(tokenizer, examples, cfg.max_len)
     torch.manual_seed(cfg.seed)
-    attach_lora(model, cfg.lora(), seed=cfg.seed)
+    if init is not None:
+        import_lora(model, init)
+    else:
+        attach_lora(model, cfg.lora(), seed=cfg.seed)
     model.train()
     try:
         result = _loop(model, encoded, cfg, label, run_id, dhash, out, cancel, progress)
