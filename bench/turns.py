@@ -95,8 +95,9 @@ def run_conversation(rt: Any, answer_tokens: int | None, think_s: float) -> list
     seen: set[str] = set()
     turns = []
     for i, (intended, text) in enumerate(SCRIPT):
-        if i:
-            time.sleep(think_s)  # the user reads the answer and types the next message
+        # the user reads the answer and types the next message (the first one too: the app is
+        # open before they finish typing it)
+        time.sleep(think_s)
         last_chance = all(lab != intended for lab, _ in SCRIPT[i + 1:])
         pin = intended if intended not in seen and last_chance else None
         r0, w0, v0 = rec.mark()
