@@ -12,8 +12,10 @@ Must not: know about turns, profiles or the store (hops call it with prompts).
 from __future__ import annotations
 
 import os
+import threading
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +35,7 @@ from macaron_local.errors import (
     CancelledError,
     ContextOverflowError,
     DecodeError,
+    EngineError,
     ModelLoadError,
     UnknownAdapterError,
 )
@@ -86,6 +89,7 @@ class Engine:
         base_sha256: str | None = None,
     ) -> None:
         self.config = config or EngineConfig()
+        self._text_lock = threading.Lock()
         self.info: ModelInfo = inspect_model(model_path)
         self.base_sha256 = base_sha256
         self._adapters: dict[str, tuple[AdapterInfo, object]] = {}
@@ -128,10 +132,11 @@ class Engine:
             return
 
         def free() -> None:
-            self._batch.free()
-            _lcpp.free_context(self._ctx)
-            _lcpp.free_model(self._model)  # also frees the adapters
-            self._ctx = None
+            with self._text_lock:  # no caller thread is inside the vocabulary while it goes
+                self._batch.free()
+                _lcpp.free_context(self._ctx)
+                _lcpp.free_model(self._model)  # also frees the adapters (and the vocabulary)
+                self._ctx = None
 
         self._worker.call(free)
         self._worker.close()
@@ -221,16 +226,30 @@ class Engine:
 
     # --- text ----------------------------------------------------------------------------
 
+    # Callers tokenize on their own threads (no queueing behind a generation); the lock keeps
+    # that from racing close(), which frees the model and its vocabulary on the worker thread:
+    # a turn still counting tokens while the app quits got a segfault, now an EngineError.
+
+    @contextmanager
+    def _text(self) -> Iterator[Vocab]:
+        with self._text_lock:
+            if getattr(self, "_ctx", None) is None:
+                raise EngineError("the engine is closed")
+            yield self.vocab
+
     def tokenize(self, text: str) -> list[int]:
-        return self.vocab.tokenize(text)
+        with self._text() as vocab:
+            return vocab.tokenize(text)
 
     def detokenize(self, tokens: Sequence[int]) -> str:
-        return self.vocab.detokenize(tokens)
+        with self._text() as vocab:
+            return vocab.detokenize(tokens)
 
     def render_chat(
         self, messages: Sequence[dict[str, str]], *, add_generation_prompt: bool = True
     ) -> str:
-        return self.vocab.render_chat(messages, add_generation_prompt=add_generation_prompt)
+        with self._text() as vocab:
+            return vocab.render_chat(messages, add_generation_prompt=add_generation_prompt)
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenize(text))
@@ -271,7 +290,8 @@ class Engine:
                 hint="shorten the input or raise resources.n_ctx in the profile",
             )
         if grammar is not None:
-            validate_gbnf(grammar, vocab=self.vocab)
+            with self._text() as vocab:
+                validate_gbnf(grammar, vocab=vocab)
         key = slot or f"adapter:{adapter}"
         req = _Request(
             tokens,

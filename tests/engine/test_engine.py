@@ -247,3 +247,32 @@ def test_ban_first_forbids_only_the_first_token(engine: Engine) -> None:
     assert free.tokens[1] != free.tokens[0]
     again = engine.complete(prompt, slot="ban", max_tokens=6, ban_first=[free.tokens[1]])
     assert again.tokens == free.tokens
+
+
+def test_tokenizing_while_the_engine_closes_is_an_error_not_a_crash(model_path) -> None:  # noqa: ANN001
+    """Callers tokenize on their own threads; close() frees the vocabulary on the worker thread.
+    A turn still counting tokens while the app quits used to segfault the process."""
+    from macaron_local.errors import EngineError
+
+    eng = Engine(model_path, EngineConfig(n_ctx=512))
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def hammer() -> None:
+        while not stop.is_set():
+            try:
+                eng.tokenize("a turn still counting its tokens " * 20)
+            except EngineError as exc:
+                errors.append(exc)
+                return
+
+    threads = [threading.Thread(target=hammer) for _ in range(3)]
+    for t in threads:
+        t.start()
+    eng.close()
+    stop.set()
+    for t in threads:
+        t.join(10)
+    with pytest.raises(EngineError, match="closed"):
+        eng.tokenize("hello")
+    assert all("closed" in str(e) for e in errors)
