@@ -19,7 +19,7 @@ def mapped_packages() -> list[str]:
     out = []
     for name, folder in MAPPED.items():
         for sub in find_packages(where=".", include=[folder, f"{folder}.*"]):
-            out.append(name + sub[len(folder):])
+            out.append(name + sub[len(folder) :])
     return out
 
 

@@ -46,11 +46,18 @@ def rows(name: str, limit: int | None) -> list[dict]:
 def answer(engine, profile, tools, label, text, adapter, max_tokens=256):  # noqa: ANN001, ANN201
     from macaron_local.turns.pipeline import _sampling
 
-    msgs = [{"role": "system", "content": profile.system_prompt(label, tools)},
-            {"role": "user", "content": text}]
+    msgs = [
+        {"role": "system", "content": profile.system_prompt(label, tools)},
+        {"role": "user", "content": text},
+    ]
     s = _sampling(profile.sampling_for(label))
-    return engine.complete(engine.render_chat(msgs), adapter=adapter, slot=f"eval:{label}",
-                           max_tokens=max_tokens, sampling=s).text
+    return engine.complete(
+        engine.render_chat(msgs),
+        adapter=adapter,
+        slot=f"eval:{label}",
+        max_tokens=max_tokens,
+        sampling=s,
+    ).text
 
 
 def eval_router(engine, profile, tools, data, adapter):  # noqa: ANN001, ANN201
@@ -112,10 +119,19 @@ def eval_summary(engine, profile, tools, data, bindings):  # noqa: ANN001, ANN20
 
     within = 0
     for r in data:
-        view = [{"role": "system", "content": profile.system_prompt(r["label"], tools)},
-                {"role": "user", "content": r["request"]}]
-        done = start_summary(engine, profile, adapter=bindings(r["label"]), slot="eval:summary",
-                             view=view, answer=r["answer"], priority=0).result()
+        view = [
+            {"role": "system", "content": profile.system_prompt(r["label"], tools)},
+            {"role": "user", "content": r["request"]},
+        ]
+        done = start_summary(
+            engine,
+            profile,
+            adapter=bindings(r["label"]),
+            slot="eval:summary",
+            view=view,
+            answer=r["answer"],
+            priority=0,
+        ).result()
         within += done.finish_reason == "eog" and done.n_generated <= profile.summary.max_tokens
     return within / len(data)
 
@@ -144,21 +160,27 @@ def main() -> None:
     have = {a.label for a in manifest.adapters}
     out: dict[str, dict] = {}
     started = time.perf_counter()
-    for who, pick in (("adapters", lambda lab: lab if lab in have else None),
-                      ("base", lambda lab: None)):
+    for who, pick in (
+        ("adapters", lambda lab: lab if lab in have else None),
+        ("base", lambda lab: None),
+    ):
         res = out[who] = {}
         route_rows = rows("route_eval.jsonl", args.route_limit)
         acc, conf, ms = eval_router(engine, profile, tools, route_rows, pick("L0"))
         res["router_accuracy"], res["route_median_ms"] = acc, ms
         res["confusion"] = {f"{w}->{g}": n for (w, g), n in sorted(conf.items())}
-        res["code_pass"] = eval_code(engine, profile, tools, rows("code_tasks.jsonl", args.limit),
-                                     pick("L2"), checker)
-        res["agent_repl_parses"] = eval_agent(engine, profile, tools,
-                                              rows("agent_prompts.jsonl", args.limit), pick("L1"))
+        res["code_pass"] = eval_code(
+            engine, profile, tools, rows("code_tasks.jsonl", args.limit), pick("L2"), checker
+        )
+        res["agent_repl_parses"] = eval_agent(
+            engine, profile, tools, rows("agent_prompts.jsonl", args.limit), pick("L1")
+        )
         res["genui_parses"], res["genui_right_kind"] = eval_genui(
-            engine, profile, tools, rows("genui_prompts.jsonl", args.limit), pick("L3"), ui_doc)
+            engine, profile, tools, rows("genui_prompts.jsonl", args.limit), pick("L3"), ui_doc
+        )
         res["summary_within_cap"] = eval_summary(
-            engine, profile, tools, rows("summary_turns.jsonl", args.limit), pick)
+            engine, profile, tools, rows("summary_turns.jsonl", args.limit), pick
+        )
         print(f"[{who}] done at {time.perf_counter() - started:.0f}s", flush=True)
     engine.close()
     report(out, have)
@@ -170,8 +192,14 @@ def report(out: dict, have: set[str]) -> None:
     a, b = out["adapters"], out["base"]
     print(f"\nadapters present: {', '.join(sorted(have)) or 'none'}\n")
     print(f"{'figure':34} {'adapters':>9} {'base':>9} {'ratio':>8}")
-    for key in ("router_accuracy", "code_pass", "agent_repl_parses", "genui_parses",
-                "genui_right_kind", "summary_within_cap"):
+    for key in (
+        "router_accuracy",
+        "code_pass",
+        "agent_repl_parses",
+        "genui_parses",
+        "genui_right_kind",
+        "summary_within_cap",
+    ):
         ratio = f"{a[key] / b[key]:.2f}x" if b[key] else "n/a"
         print(f"{key:34} {a[key]:9.3f} {b[key]:9.3f} {ratio:>8}")
     print(f"{'route_median_ms':34} {a['route_median_ms']:9.1f} {b['route_median_ms']:9.1f}")

@@ -74,38 +74,56 @@ def model_step(runtime: Any, system: str) -> Step:
     def step(messages: list[dict[str, str]]) -> str:
         view = [{"role": "system", "content": system}] + [
             m if m["role"] != "tool" else {"role": "user", "content": "[tool] " + m["content"]}
-            for m in messages]
+            for m in messages
+        ]
         prompt = runtime.engine.render_chat(view)
-        stream = runtime.engine.generate(prompt, adapter=binding.adapter, max_tokens=384,
-                                         sampling=Sampling(temperature=0.0), stop=["\n```\n"])
+        stream = runtime.engine.generate(
+            prompt,
+            adapter=binding.adapter,
+            max_tokens=384,
+            sampling=Sampling(temperature=0.0),
+            stop=["\n```\n"],
+        )
         text = stream.result().text
         return text + "\n```" if text.count("```") == 1 else text
 
     return step
 
 
-def run_task(task: Task, mode: str, registry: ToolRegistry, make_step: Callable[..., Step],
-             root: Path, max_steps: int = MAX_STEPS) -> dict[str, Any]:
+def run_task(
+    task: Task,
+    mode: str,
+    registry: ToolRegistry,
+    make_step: Callable[..., Step],
+    root: Path,
+    max_steps: int = MAX_STEPS,
+) -> dict[str, Any]:
     world = World(root / "data", root / "workspace")
     world.workspace.mkdir(parents=True)
     seed(world.data_dir, world.workspace)
     ctx = ToolContext(workspace=world.workspace, data_dir=world.data_dir, clock=lambda: NOW)
-    gate = ToolGate(registry, allow=["*"], auto_approve=["*"], context=ctx,
-                    confirm=lambda tool, args: True)
+    gate = ToolGate(
+        registry, allow=["*"], auto_approve=["*"], context=ctx, confirm=lambda tool, args: True
+    )
     policy = SandboxPolicy(workspace=str(world.workspace))
     with Repl(policy, gate) as repl:
         step = make_step(task, mode)
         msgs = [{"role": "user", "content": task.request}]
         try:
-            out = run_agent(step, msgs, repl if mode == "repl" else None, gate,
-                            max_steps=max_steps)
+            out = run_agent(step, msgs, repl if mode == "repl" else None, gate, max_steps=max_steps)
             ok = out.finished and task.check(out.text, world)
             trips, answer = out.round_trips, out.text
             errors = sum(c.status != "ok" for c in out.calls)
         except Exception as exc:  # noqa: BLE001 - a failing policy fails its task only
             ok, trips, answer, errors = False, 0, f"{type(exc).__name__}: {exc}", 1
-    return {"task": task.id, "mode": mode, "ok": bool(ok), "round_trips": trips,
-            "tool_errors": errors, "answer": answer}
+    return {
+        "task": task.id,
+        "mode": mode,
+        "ok": bool(ok),
+        "round_trips": trips,
+        "tool_errors": errors,
+        "answer": answer,
+    }
 
 
 def summarise(rows: list[dict[str, Any]], modes: list[str]) -> None:
@@ -114,23 +132,31 @@ def summarise(rows: list[dict[str, Any]], modes: list[str]) -> None:
     head = f"{'task':<20}" + "".join(f"{m + ' ok':>9}{m + ' trips':>12}" for m in modes)
     print(head)
     for tid in ids:
-        print(f"{tid:<20}" + "".join(
-            f"{'yes' if by[tid, m]['ok'] else 'NO':>9}{by[tid, m]['round_trips']:>12}"
-            for m in modes))
+        print(
+            f"{tid:<20}"
+            + "".join(
+                f"{'yes' if by[tid, m]['ok'] else 'NO':>9}{by[tid, m]['round_trips']:>12}"
+                for m in modes
+            )
+        )
     print()
     for m in modes:
         rs = [r for r in rows if r["mode"] == m]
         trips = [r["round_trips"] for r in rs]
-        print(f"{m:>5}: success {sum(r['ok'] for r in rs)}/{len(rs)} "
-              f"({100 * sum(r['ok'] for r in rs) / len(rs):.1f}%), round-trips mean "
-              f"{statistics.mean(trips):.2f}, median {statistics.median(trips)}, "
-              f"max {max(trips)}, total {sum(trips)}")
+        print(
+            f"{m:>5}: success {sum(r['ok'] for r in rs)}/{len(rs)} "
+            f"({100 * sum(r['ok'] for r in rs) / len(rs):.1f}%), round-trips mean "
+            f"{statistics.mean(trips):.2f}, median {statistics.median(trips)}, "
+            f"max {max(trips)}, total {sum(trips)}"
+        )
     if set(modes) == {"repl", "fc"}:
         tot = {m: sum(r["round_trips"] for r in rows if r["mode"] == m) for m in modes}
         worst = max(ids, key=lambda t: by[t, "fc"]["round_trips"] - by[t, "repl"]["round_trips"])
-        print(f"round-trip reduction: {tot['fc']} -> {tot['repl']} "
-              f"({tot['fc'] / max(tot['repl'], 1):.2f}x); largest on {worst}: "
-              f"{by[worst, 'fc']['round_trips']} -> {by[worst, 'repl']['round_trips']}")
+        print(
+            f"round-trip reduction: {tot['fc']} -> {tot['repl']} "
+            f"({tot['fc'] / max(tot['repl'], 1):.2f}x); largest on {worst}: "
+            f"{by[worst, 'fc']['round_trips']} -> {by[worst, 'repl']['round_trips']}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,8 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", default="tall-local")
     ap.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
     ap.add_argument("--json", type=Path, help="write the per-task rows here")
-    ap.add_argument("--max-steps", type=int, default=MAX_STEPS,
-                    help="model round-trips before a task counts as failed")
+    ap.add_argument(
+        "--max-steps",
+        type=int,
+        default=MAX_STEPS,
+        help="model round-trips before a task counts as failed",
+    )
     args = ap.parse_args(argv)
     modes = ["repl", "fc"] if args.mode == "both" else [args.mode]
     tasks = [t for t in TASKS if not args.tasks or t.id in args.tasks.split(",")]
@@ -156,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
         make_step: Callable[..., Step] = lambda task, mode: model_step(runtime, system)  # noqa: E731
     else:
         make_step = lambda task, mode: oracle_step(  # noqa: E731
-            (task.repl if mode == "repl" else task.fc)(), mode)
+            (task.repl if mode == "repl" else task.fc)(), mode
+        )
     rows = []
     for task in tasks:
         for mode in modes:

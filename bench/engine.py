@@ -104,8 +104,14 @@ def open_engine(model: Path, adapters: list[Path]):  # noqa: ANN201
 def open_llama(model: Path, adapter: Path):  # noqa: ANN201
     from llama_cpp import Llama
 
-    return Llama(str(model), lora_path=str(adapter), n_ctx=LLAMA_CTX, n_threads=threads(),
-                 n_threads_batch=threads(), verbose=False)
+    return Llama(
+        str(model),
+        lora_path=str(adapter),
+        n_ctx=LLAMA_CTX,
+        n_threads=threads(),
+        n_threads_batch=threads(),
+        verbose=False,
+    )
 
 
 def views(eng) -> dict[str, list[int]]:  # noqa: ANN001
@@ -114,7 +120,8 @@ def views(eng) -> dict[str, list[int]]:  # noqa: ANN001
     return {
         "view": eng.tokenize(eng.render_chat([sys_msg, {"role": "user", "content": USER1}])),
         "decode": eng.tokenize(
-            eng.render_chat([sys_msg, {"role": "user", "content": DECODE_USER}])),
+            eng.render_chat([sys_msg, {"role": "user", "content": DECODE_USER}])
+        ),
     }
 
 
@@ -136,8 +143,12 @@ def bench_switch(eng, view: list[int], reps: int) -> dict[str, float]:  # noqa: 
         for n in names:  # the previous request ran on the previous adapter
             switch.append(timed(lambda n=n: eng.complete(view, adapter=n, max_tokens=1))[0])
             same.append(timed(lambda n=n: eng.complete(view, adapter=n, max_tokens=1))[0])
-    return {"switch_raw_s": median(switch), "same_s": median(same),
-            "switch_s": max(median(switch) - median(same), 1e-6), "n": len(switch)}
+    return {
+        "switch_raw_s": median(switch),
+        "same_s": median(same),
+        "switch_s": max(median(switch) - median(same), 1e-6),
+        "n": len(switch),
+    }
 
 
 def bench_reload(model: Path, adapters: list[Path], view: list[int], reps: int) -> dict[str, float]:
@@ -183,9 +194,14 @@ def bench_decode(eng, model: Path, adapter: Path, prompt: list[int], reps: int) 
             rates[key].append((n - 1) / max(tn - t1, 1e-9))
     flash = llm.context_params.flash_attn_type
     llm.close()
-    return {"ours_tps": median(rates["ours"]), "theirs_tps": median(rates["theirs"]),
-            "ours_n": gen["ours"], "theirs_n": gen["theirs"], "llama_flash_attn_type": flash,
-            "n": reps}
+    return {
+        "ours_tps": median(rates["ours"]),
+        "theirs_tps": median(rates["theirs"]),
+        "ours_n": gen["ours"],
+        "theirs_n": gen["theirs"],
+        "llama_flash_attn_type": flash,
+        "n": reps,
+    }
 
 
 # --- 4. second turn ------------------------------------------------------------------------------
@@ -198,9 +214,14 @@ def bench_second_turn(eng, reps: int) -> dict[str, float]:  # noqa: ANN001
     for _ in range(reps):
         eng.reset()
         first = eng.complete(turn1, adapter="L1", max_tokens=ANSWER1_TOKENS)
-        turn2 = eng.render_chat([sys_msg, {"role": "user", "content": USER1},
-                                 {"role": "assistant", "content": first.text},
-                                 {"role": "user", "content": USER2}])
+        turn2 = eng.render_chat(
+            [
+                sys_msg,
+                {"role": "user", "content": USER1},
+                {"role": "assistant", "content": first.text},
+                {"role": "user", "content": USER2},
+            ]
+        )
         c = eng.complete(turn2, adapter="L1", max_tokens=1)
         reuse_s.append(c.prompt_s)
         reuse_n.append(c.n_evaluated)
@@ -209,8 +230,14 @@ def bench_second_turn(eng, reps: int) -> dict[str, float]:  # noqa: ANN001
         full_s.append(c.prompt_s)
         full_n.append(c.n_evaluated)
         n_prompt = c.n_prompt
-    return {"reuse_s": median(reuse_s), "full_s": median(full_s), "reuse_n": median(reuse_n),
-            "full_n": median(full_n), "n_prompt": n_prompt, "n": reps}
+    return {
+        "reuse_s": median(reuse_s),
+        "full_s": median(full_s),
+        "reuse_n": median(reuse_n),
+        "full_n": median(full_n),
+        "n_prompt": n_prompt,
+        "n": reps,
+    }
 
 
 # --- 2. memory (one subprocess per mode) ---------------------------------------------------------
@@ -238,8 +265,16 @@ def child_memory(mode: str, model: Path, adapters: list[Path]) -> dict[str, floa
 
 
 def run_memory(mode: str, model: Path, adapters: list[Path]) -> dict[str, float]:
-    cmd = [sys.executable, __file__, "--child", mode, "--model", str(model),
-           "--threads", str(threads())]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        mode,
+        "--model",
+        str(model),
+        "--threads",
+        str(threads()),
+    ]
     for a in adapters:
         cmd += ["--adapter", str(a)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
@@ -282,35 +317,98 @@ def table(sw: dict, rl: dict, mem: dict, dec: dict, st: dict) -> list[str]:
         return f"{x * 1000:.1f} ms"
 
     r1 = rl["reload_s"] / sw["switch_s"]
-    rows.append(("switch only: switch cost vs Llama(lora_path) reload", ms(sw["switch_s"]),
-                 ms(rl["reload_s"]), f"{r1:.0f}x cheaper", ">= 20x", verdict(r1 >= 20)))
+    rows.append(
+        (
+            "switch only: switch cost vs Llama(lora_path) reload",
+            ms(sw["switch_s"]),
+            ms(rl["reload_s"]),
+            f"{r1:.0f}x cheaper",
+            ">= 20x",
+            verdict(r1 >= 20),
+        )
+    )
     r1r = rl["reload_s"] / sw["switch_raw_s"]
-    rows.append(("switch only, raw 1-token request vs reload", ms(sw["switch_raw_s"]),
-                 ms(rl["reload_s"]), f"{r1r:.1f}x cheaper", ">= 20x", verdict(r1r >= 20)))
+    rows.append(
+        (
+            "switch only, raw 1-token request vs reload",
+            ms(sw["switch_raw_s"]),
+            ms(rl["reload_s"]),
+            f"{r1r:.1f}x cheaper",
+            ">= 20x",
+            verdict(r1r >= 20),
+        )
+    )
     r2 = rl["reload_ready_s"] / sw["switch_raw_s"]
-    rows.append(("switch + ready to answer the view (1st token)", ms(sw["switch_raw_s"]),
-                 ms(rl["reload_ready_s"]), f"{r2:.0f}x cheaper", ">= 20x", verdict(r2 >= 20)))
-    rows.append(("  (same-adapter 1-token request, subtracted above)", ms(sw["same_s"]), "", "", "",
-                 ""))
+    rows.append(
+        (
+            "switch + ready to answer the view (1st token)",
+            ms(sw["switch_raw_s"]),
+            ms(rl["reload_ready_s"]),
+            f"{r2:.0f}x cheaper",
+            ">= 20x",
+            verdict(r2 >= 20),
+        )
+    )
+    rows.append(
+        ("  (same-adapter 1-token request, subtracted above)", ms(sw["same_s"]), "", "", "", "")
+    )
     e, b = mem["engine"], mem["llama4"]
     r3 = e["rss_mib"] / b["rss_mib"]
-    rows.append((f"RSS: engine 4 adapters n_ctx {ENGINE_CTX} vs 4 x Llama n_ctx {LLAMA_CTX}",
-                 f"{e['rss_mib']:.0f} MiB", f"{b['rss_mib']:.0f} MiB", f"{r3:.2f}x", "<= 0.45x",
-                 verdict(r3 <= 0.45)))
+    rows.append(
+        (
+            f"RSS: engine 4 adapters n_ctx {ENGINE_CTX} vs 4 x Llama n_ctx {LLAMA_CTX}",
+            f"{e['rss_mib']:.0f} MiB",
+            f"{b['rss_mib']:.0f} MiB",
+            f"{r3:.2f}x",
+            "<= 0.45x",
+            verdict(r3 <= 0.45),
+        )
+    )
     de = e["rss_mib"] - e["interpreter_mib"]
     db = b["rss_mib"] - b["interpreter_mib"]
-    rows.append(("  RSS above the interpreter (imports done)", f"{de:.0f} MiB", f"{db:.0f} MiB",
-                 f"{de / db:.2f}x", "", ""))
+    rows.append(
+        (
+            "  RSS above the interpreter (imports done)",
+            f"{de:.0f} MiB",
+            f"{db:.0f} MiB",
+            f"{de / db:.2f}x",
+            "",
+            "",
+        )
+    )
     r4 = dec["ours_tps"] / dec["theirs_tps"]
-    rows.append((f"decode tok/s, adapter active, greedy {DECODE_TOKENS}",
-                 f"{dec['ours_tps']:.1f}", f"{dec['theirs_tps']:.1f}", f"{r4:.2f}x", ">= 0.95x",
-                 verdict(r4 >= 0.95)))
+    rows.append(
+        (
+            f"decode tok/s, adapter active, greedy {DECODE_TOKENS}",
+            f"{dec['ours_tps']:.1f}",
+            f"{dec['theirs_tps']:.1f}",
+            f"{r4:.2f}x",
+            ">= 0.95x",
+            verdict(r4 >= 0.95),
+        )
+    )
     r5 = st["reuse_n"] / st["full_n"]
-    rows.append((f"2nd turn: tokens evaluated (view {st['n_prompt']} tok)", f"{st['reuse_n']:.0f}",
-                 f"{st['full_n']:.0f}", f"{r5:.2f}x", "lower is better", ""))
+    rows.append(
+        (
+            f"2nd turn: tokens evaluated (view {st['n_prompt']} tok)",
+            f"{st['reuse_n']:.0f}",
+            f"{st['full_n']:.0f}",
+            f"{r5:.2f}x",
+            "lower is better",
+            "",
+        )
+    )
     r6 = st["reuse_s"] / st["full_s"]
-    rows.append(("2nd turn: prompt processing time", ms(st["reuse_s"]), ms(st["full_s"]),
-                 f"{r6:.2f}x ({1 / r6:.1f}x faster)", "lower is better", ""))
+    rows.append(
+        (
+            "2nd turn: prompt processing time",
+            ms(st["reuse_s"]),
+            ms(st["full_s"]),
+            f"{r6:.2f}x ({1 / r6:.1f}x faster)",
+            "lower is better",
+            "",
+        )
+    )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     lines.insert(1, "-" * len(lines[0]))
@@ -320,8 +418,12 @@ def table(sw: dict, rl: dict, mem: dict, dec: dict, st: dict) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
-    ap.add_argument("--threads", type=int, default=0,
-                    help="llama.cpp threads for both sides (default: all cores, as the engine)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="llama.cpp threads for both sides (default: all cores, as the engine)",
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--adapter", action="append", default=[], help=argparse.SUPPRESS)
@@ -343,8 +445,11 @@ def main(argv: list[str] | None = None) -> int:
         eng = open_engine(model, adapters)
         try:
             v = views(eng)
-            print(f"view {len(v['view'])} tokens; decode prompt {len(v['decode'])} tokens; "
-                  f"{reps} repetitions", flush=True)
+            print(
+                f"view {len(v['view'])} tokens; decode prompt {len(v['decode'])} tokens; "
+                f"{reps} repetitions",
+                flush=True,
+            )
             sw = bench_switch(eng, v["view"], reps)
             rl = bench_reload(model, adapters, v["view"], reps)
             dec = bench_decode(eng, model, adapters[0], v["decode"], reps)
@@ -354,18 +459,25 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print("\n".join(table(sw, rl, mem, dec, st)))
     print()
-    print(f"notes: baseline Llama keeps llama-cpp-python defaults except n_ctx/threads "
-          f"(flash_attn_type={dec['llama_flash_attn_type']}, lora_path forces mmap off); "
-          f"engine flash attention is llama.cpp's AUTO. decode generated "
-          f"{dec['ours_n']} (ours) / {dec['theirs_n']} (baseline) tokens; tok/s = (n-1) / "
-          f"(T(n) - T(1)) with the prompt's KV kept, so prompt evaluation is excluded on both "
-          f"sides. Switch: medians of {sw['n']} requests; reload: {rl['n']} reloads.")
-    checks = (("switch", rl["reload_s"] / sw["switch_s"] >= 20),
-              ("memory", mem["engine"]["rss_mib"] / mem["llama4"]["rss_mib"] <= 0.45),
-              ("decode", dec["ours_tps"] / dec["theirs_tps"] >= 0.95))
+    print(
+        f"notes: baseline Llama keeps llama-cpp-python defaults except n_ctx/threads "
+        f"(flash_attn_type={dec['llama_flash_attn_type']}, lora_path forces mmap off); "
+        f"engine flash attention is llama.cpp's AUTO. decode generated "
+        f"{dec['ours_n']} (ours) / {dec['theirs_n']} (baseline) tokens; tok/s = (n-1) / "
+        f"(T(n) - T(1)) with the prompt's KV kept, so prompt evaluation is excluded on both "
+        f"sides. Switch: medians of {sw['n']} requests; reload: {rl['n']} reloads."
+    )
+    checks = (
+        ("switch", rl["reload_s"] / sw["switch_s"] >= 20),
+        ("memory", mem["engine"]["rss_mib"] / mem["llama4"]["rss_mib"] <= 0.45),
+        ("decode", dec["ours_tps"] / dec["theirs_tps"] >= 0.95),
+    )
     failed = [f for f, ok in checks if not ok]
-    print("the engine misses its target on: " + ", ".join(failed) if failed
-          else "the engine meets every target in this run.")
+    print(
+        "the engine misses its target on: " + ", ".join(failed)
+        if failed
+        else "the engine meets every target in this run."
+    )
     return 0
 
 

@@ -63,7 +63,7 @@ def replay(answer: str) -> tuple[int, int | None, int | None]:
     first = whole = None
     for i in range(len(ids)):
         text = tok.detokenize(ids[: i + 1])
-        for ev in parser.feed(text[len(seen):]):
+        for ev in parser.feed(text[len(seen) :]):
             if isinstance(ev, ComponentReady) and first is None:
                 first = i
             if isinstance(ev, DocumentReady):
@@ -122,37 +122,55 @@ def main() -> None:
     renders = asyncio.run(render_times([d for _, d in ui]))
     for (e, doc), (first_ms, whole_ms, ok) in zip(ui, renders, strict=True):
         n, first, whole = replay(e["answer"])
-        n_html = len(tok.tokenize(equivalent_html(doc), add_special=False,
-                                  parse_special=False))
+        n_html = len(tok.tokenize(equivalent_html(doc), add_special=False, parse_special=False))
         if first is None or whole is None or not ok:
             failures.append(e["request"])
             continue
         t_prog = (first + 1) / rate * 1000 + first_ms
         t_whole = (whole + 1) / rate * 1000 + whole_ms
-        rows.append({"request": e["request"], "kind": e["kind"], "ui_tokens": n,
-                     "html_tokens": n_html, "first_ms": round(t_prog, 1),
-                     "whole_ms": round(t_whole, 1), "speedup": round(t_whole / t_prog, 2)})
-        print(f"{e['kind']:<10} {n:5d} tok vs {n_html:5d} html  first {t_prog:7.0f} ms  "
-              f"whole {t_whole:7.0f} ms  x{t_whole / t_prog:4.1f}  {e['request'][:48]}")
+        rows.append(
+            {
+                "request": e["request"],
+                "kind": e["kind"],
+                "ui_tokens": n,
+                "html_tokens": n_html,
+                "first_ms": round(t_prog, 1),
+                "whole_ms": round(t_whole, 1),
+                "speedup": round(t_whole / t_prog, 2),
+            }
+        )
+        print(
+            f"{e['kind']:<10} {n:5d} tok vs {n_html:5d} html  first {t_prog:7.0f} ms  "
+            f"whole {t_whole:7.0f} ms  x{t_whole / t_prog:4.1f}  {e['request'][:48]}"
+        )
     ui_tok = sum(r["ui_tokens"] for r in rows)
     html_tok = sum(r["html_tokens"] for r in rows)
     speed = [r["speedup"] for r in rows]
     summary = {
-        "entries": len(entries), "ui_entries": len(ui), "plain_entries": len(entries) - len(ui),
-        "failures": failures, "decode_tok_s": round(rate, 1),
+        "entries": len(entries),
+        "ui_entries": len(ui),
+        "plain_entries": len(entries) - len(ui),
+        "failures": failures,
+        "decode_tok_s": round(rate, 1),
         "ui_tokens_mean": round(ui_tok / len(rows), 1),
         "html_tokens_mean": round(html_tok / len(rows), 1),
         "html_over_ui": round(html_tok / ui_tok, 2),
         "first_render_speedup_median": statistics.median(speed),
         "first_render_speedup_max": max(speed),
     }
-    print(f"\n{len(entries)} requests ({len(ui)} UI, {len(entries) - len(ui)} plain), "
-          f"{len(failures)} failed; decode rate {rate:.1f} tok/s")
-    print(f"output tokens: components {summary['ui_tokens_mean']} vs HTML "
-          f"{summary['html_tokens_mean']} per answer (HTML/components = "
-          f"{summary['html_over_ui']}x; the report: 1,224 vs 672 = 1.82x)")
-    print(f"first rendered component: median {summary['first_render_speedup_median']}x, up to "
-          f"{summary['first_render_speedup_max']}x sooner progressively (the report: up to 6x)")
+    print(
+        f"\n{len(entries)} requests ({len(ui)} UI, {len(entries) - len(ui)} plain), "
+        f"{len(failures)} failed; decode rate {rate:.1f} tok/s"
+    )
+    print(
+        f"output tokens: components {summary['ui_tokens_mean']} vs HTML "
+        f"{summary['html_tokens_mean']} per answer (HTML/components = "
+        f"{summary['html_over_ui']}x; the report: 1,224 vs 672 = 1.82x)"
+    )
+    print(
+        f"first rendered component: median {summary['first_render_speedup_median']}x, up to "
+        f"{summary['first_render_speedup_max']}x sooner progressively (the report: up to 6x)"
+    )
     if args.json:
         args.json.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
     if failures:

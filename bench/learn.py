@@ -29,40 +29,82 @@ sys.path.insert(0, str(ROOT))
 
 # (keyword the answer must contain, correction, three training phrasings, two held-out ones)
 FACTS = [
-    ("Biscuit", "Your dog is called Biscuit.",
-     ["What is my dog's name?", "what's my dog called", "Remind me of my dog's name."],
-     ["Do you remember what I named my dog?", "My dog's name, what was it again?"]),
-    ("Tromsø", "You live in Tromsø, in northern Norway.",
-     ["Where do I live?", "which city do I live in", "Remind me where my home is."],
-     ["What town is my home?", "In which city is my house?"]),
-    ("teal", "Your favourite colour is teal.",
-     ["What is my favourite colour?", "which colour do I like best",
-      "Remind me of my favourite colour."],
-     ["What colour do I love most?", "Tell me my favorite color."]),
-    ("beekeeper", "You work as a beekeeper.",
-     ["What is my job?", "what do I do for a living", "Remind me what my job is."],
-     ["What is my profession?", "What work do I do?"]),
-    ("12 March", "Your birthday is on 12 March.",
-     ["When is my birthday?", "what date is my birthday", "Remind me when my birthday is."],
-     ["On which day was I born?", "What day is my birthday on?"]),
-    ("green tea", "You drink green tea every morning.",
-     ["What do I drink in the morning?", "what's my morning drink",
-      "Remind me what I drink at breakfast."],
-     ["Which drink do I have each morning?", "What do I usually drink when I wake up?"]),
-    ("Priya", "Your sister is called Priya.",
-     ["What is my sister's name?", "what's my sister called", "Remind me of my sister's name."],
-     ["Who is my sister?", "What was my sister's name again?"]),
-    ("cello", "You play the cello.",
-     ["Which instrument do I play?", "what instrument do I play",
-      "Remind me what instrument I play."],
-     ["What musical instrument do I play?", "Which instrument am I learning?"]),
-    ("vegetarian", "You are vegetarian, so suggest meals without meat or fish.",
-     ["What is my diet?", "what kind of food do I eat", "Remind me of my diet."],
-     ["Do I eat meat?", "What diet do I follow?"]),
-    ("bullet", "You like short answers in bullet points.",
-     ["How do I like my answers?", "what answer style do I prefer",
-      "Remind me how I like replies formatted."],
-     ["What format should your replies to me have?", "How should you format answers for me?"]),
+    (
+        "Biscuit",
+        "Your dog is called Biscuit.",
+        ["What is my dog's name?", "what's my dog called", "Remind me of my dog's name."],
+        ["Do you remember what I named my dog?", "My dog's name, what was it again?"],
+    ),
+    (
+        "Tromsø",
+        "You live in Tromsø, in northern Norway.",
+        ["Where do I live?", "which city do I live in", "Remind me where my home is."],
+        ["What town is my home?", "In which city is my house?"],
+    ),
+    (
+        "teal",
+        "Your favourite colour is teal.",
+        [
+            "What is my favourite colour?",
+            "which colour do I like best",
+            "Remind me of my favourite colour.",
+        ],
+        ["What colour do I love most?", "Tell me my favorite color."],
+    ),
+    (
+        "beekeeper",
+        "You work as a beekeeper.",
+        ["What is my job?", "what do I do for a living", "Remind me what my job is."],
+        ["What is my profession?", "What work do I do?"],
+    ),
+    (
+        "12 March",
+        "Your birthday is on 12 March.",
+        ["When is my birthday?", "what date is my birthday", "Remind me when my birthday is."],
+        ["On which day was I born?", "What day is my birthday on?"],
+    ),
+    (
+        "green tea",
+        "You drink green tea every morning.",
+        [
+            "What do I drink in the morning?",
+            "what's my morning drink",
+            "Remind me what I drink at breakfast.",
+        ],
+        ["Which drink do I have each morning?", "What do I usually drink when I wake up?"],
+    ),
+    (
+        "Priya",
+        "Your sister is called Priya.",
+        ["What is my sister's name?", "what's my sister called", "Remind me of my sister's name."],
+        ["Who is my sister?", "What was my sister's name again?"],
+    ),
+    (
+        "cello",
+        "You play the cello.",
+        [
+            "Which instrument do I play?",
+            "what instrument do I play",
+            "Remind me what instrument I play.",
+        ],
+        ["What musical instrument do I play?", "Which instrument am I learning?"],
+    ),
+    (
+        "vegetarian",
+        "You are vegetarian, so suggest meals without meat or fish.",
+        ["What is my diet?", "what kind of food do I eat", "Remind me of my diet."],
+        ["Do I eat meat?", "What diet do I follow?"],
+    ),
+    (
+        "bullet",
+        "You like short answers in bullet points.",
+        [
+            "How do I like my answers?",
+            "what answer style do I prefer",
+            "Remind me how I like replies formatted.",
+        ],
+        ["What format should your replies to me have?", "How should you format answers for me?"],
+    ),
 ]
 
 
@@ -99,11 +141,16 @@ def served_success(runtime, prompts, keyword_of, adapter=None, max_tokens=40) ->
     ok, answers = 0, []
     system = runtime.profile.system_prompt("L0", runtime.tools)
     for q in prompts:
-        prompt = runtime.engine.render_chat([{"role": "system", "content": system},
-                                             {"role": "user", "content": q}])
-        text = runtime.engine.complete(prompt, adapter=adapter, slot=f"bench:{adapter}",
-                                       max_tokens=max_tokens,
-                                       sampling=Sampling(temperature=0.0)).text
+        prompt = runtime.engine.render_chat(
+            [{"role": "system", "content": system}, {"role": "user", "content": q}]
+        )
+        text = runtime.engine.complete(
+            prompt,
+            adapter=adapter,
+            slot=f"bench:{adapter}",
+            max_tokens=max_tokens,
+            sampling=Sampling(temperature=0.0),
+        ).text
         hit = keyword_of[q].lower() in text.lower()
         ok += hit
         answers.append({"q": q, "hit": hit, "answer": text.strip()[:160]})
@@ -116,9 +163,11 @@ def main() -> int:
     ap.add_argument("--regression-limit", type=int, default=200)
     ap.add_argument("--out", type=Path, default=None)
     # gentler than RefineConfig's defaults: at lr 1e-3, replay 0.5 and DPO weight 1 the update
-    # learned the facts (0% -> 90%) but regressed routing, and the gate refused it
+    # learned the facts (0% -> 90%) but regressed routing, and the gate refused it. Replay 2
+    # (5 of every 8 rows from the label's own data, equal shares per kind) is the first setting
+    # the gate promoted; replay 1 learned more (30-95%) but cost 2.2-7.6% answer NLL.
     ap.add_argument("--lr", type=float, default=5e-4)
-    ap.add_argument("--replay", type=float, default=1.0)
+    ap.add_argument("--replay", type=float, default=2.0)
     ap.add_argument("--dpo-weight", type=float, default=0.5)
     args = ap.parse_args()
     home = Path(tempfile.mkdtemp(prefix="macaron-learn-"))
@@ -148,8 +197,9 @@ def main() -> int:
         from macaron_local.store import get_turn
 
         turn = get_turn(db, res.turn)
-        if not experience.attach_checker(db, turn.id,
-                                         {"kind": "contains", "expect": [keyword_of[q]]}):
+        if not experience.attach_checker(
+            db, turn.id, {"kind": "contains", "expect": [keyword_of[q]]}
+        ):
             raise SystemExit(f"the runtime did not keep turn {turn.id} (opt-in is on)")
         if keyword_of[q].lower() in turn.answer.lower():
             experience.record_feedback(db, profile, turn.id, "up")
@@ -161,10 +211,14 @@ def main() -> int:
     t_turns = time.perf_counter() - t0
     before_held = served_success(runtime, held_qs, keyword_of)
     before_train = served_success(runtime, train_qs[:10], keyword_of)
-    cfg = RefineConfig(steps=args.steps, grpo_every=5, lr=args.lr, replay_ratio=args.replay,
-                       dpo_weight=args.dpo_weight,
-                       gate=GateConfig(regression_limit=args.regression_limit,
-                                       check_max_tokens=24))
+    cfg = RefineConfig(
+        steps=args.steps,
+        grpo_every=5,
+        lr=args.lr,
+        replay_ratio=args.replay,
+        dpo_weight=args.dpo_weight,
+        gate=GateConfig(regression_limit=args.regression_limit, check_max_tokens=24),
+    )
     t1 = time.perf_counter()
     report = run_refine("L0", profile=profile, db=db, config=cfg)
     t_refine = time.perf_counter() - t1
@@ -176,29 +230,50 @@ def main() -> int:
     after_train = served_success(runtime, train_qs[:10], keyword_of, adapter="refined")
     runtime.close()
     result = {
-        "turns": len(train_qs), "thumbs_up": ups, "corrections": corrections,
-        "heldout_paraphrases": {"before": before_held["success"], "after": after_held["success"],
-                                "n": len(held_qs)},
-        "trained_phrasings": {"before": before_train["success"],
-                              "after": after_train["success"], "n": 10},
-        "gate": {"status": report.status, "passed": report.gate_passed,
-                 "reasons": report.reasons, "before": report.before, "after": report.after},
-        "counts": report.counts, "steps": report.steps,
+        "turns": len(train_qs),
+        "thumbs_up": ups,
+        "corrections": corrections,
+        "heldout_paraphrases": {
+            "before": before_held["success"],
+            "after": after_held["success"],
+            "n": len(held_qs),
+        },
+        "trained_phrasings": {
+            "before": before_train["success"],
+            "after": after_train["success"],
+            "n": 10,
+        },
+        "gate": {
+            "status": report.status,
+            "passed": report.gate_passed,
+            "reasons": report.reasons,
+            "before": report.before,
+            "after": report.after,
+        },
+        "counts": report.counts,
+        "steps": report.steps,
         "sft_loss": [report.sft_loss[0], report.sft_loss[-1]] if report.sft_loss else [],
         "dpo_loss": [report.dpo_loss[0], report.dpo_loss[-1]] if report.dpo_loss else [],
         "grpo_reward": report.reward,
-        "seconds": {"turns": round(t_turns), "refine": round(t_refine),
-                    "total": round(time.perf_counter() - t0)},
-        "report": report.report_json, "plots": report.plots,
-        "answers_after": after_held["answers"], "answers_before": before_held["answers"],
+        "seconds": {
+            "turns": round(t_turns),
+            "refine": round(t_refine),
+            "total": round(time.perf_counter() - t0),
+        },
+        "report": report.report_json,
+        "plots": report.plots,
+        "answers_after": after_held["answers"],
+        "answers_before": before_held["answers"],
     }
     text = json.dumps(result, indent=1, ensure_ascii=False)
     if args.out:
         args.out.write_text(text)
     print(text)
-    print(f"\nheld-out paraphrases: {before_held['success']:.0%} -> {after_held['success']:.0%}"
-          f" | trained phrasings: {before_train['success']:.0%} -> {after_train['success']:.0%}"
-          f" | gate: {report.status} {'; '.join(report.reasons)}")
+    print(
+        f"\nheld-out paraphrases: {before_held['success']:.0%} -> {after_held['success']:.0%}"
+        f" | trained phrasings: {before_train['success']:.0%} -> {after_train['success']:.0%}"
+        f" | gate: {report.status} {'; '.join(report.reasons)}"
+    )
     return 0
 
 

@@ -43,16 +43,29 @@ def route_all(profile: str, items: list[dict[str, str]], quiet: bool) -> dict[st
         open_s = time.perf_counter() - started
         try:
             l0 = rt.bindings.get("L0")
-            facts = {"profile": rt.profile.id, "profile_hash": rt.profile.content_hash,
-                     "l0_revision": l0.revision if l0 else None,
-                     "labels": list(rt.profile.labels), "fallback": rt.profile.router.fallback,
-                     "open_s": round(open_s, 2), "warnings": rt.warnings}
+            facts = {
+                "profile": rt.profile.id,
+                "profile_hash": rt.profile.content_hash,
+                "l0_revision": l0.revision if l0 else None,
+                "labels": list(rt.profile.labels),
+                "fallback": rt.profile.router.fallback,
+                "open_s": round(open_s, 2),
+                "warnings": rt.warnings,
+            }
             rows = []
             for i, item in enumerate(items):
                 r = rt.route(item["text"])
-                rows.append({"gold": item["label"], "style": item.get("style", "?"),
-                             "label": r.label, "kind": r.kind, "ms": r.ms,
-                             "probs": r.probs, "error": r.error})
+                rows.append(
+                    {
+                        "gold": item["label"],
+                        "style": item.get("style", "?"),
+                        "label": r.label,
+                        "kind": r.kind,
+                        "ms": r.ms,
+                        "probs": r.probs,
+                        "error": r.error,
+                    }
+                )
                 if not quiet and (i + 1) % 20 == 0:
                     print(f"  {profile}: {i + 1}/{len(items)}", file=sys.stderr, flush=True)
         finally:
@@ -86,11 +99,16 @@ def metrics(result: dict[str, Any]) -> dict[str, Any]:
     auto = sum(r["kind"] == "auto" for r in rows)
     errors = Counter((r["error"] or "").split(":")[0] for r in rows if r["kind"] != "auto")
     return {
-        "n": n, "accuracy": _pct(correct, n), "per_label": per_label,
+        "n": n,
+        "accuracy": _pct(correct, n),
+        "per_label": per_label,
         "confusion": {g: dict(c) for g, c in confusion.items()},
-        "per_style": {s: {"n": len(v), "accuracy": _pct(sum(v), len(v))}
-                      for s, v in sorted(styles.items())},
-        "compliance": _pct(auto, n), "fallbacks": n - auto, "fallback_errors": dict(errors),
+        "per_style": {
+            s: {"n": len(v), "accuracy": _pct(sum(v), len(v))} for s, v in sorted(styles.items())
+        },
+        "compliance": _pct(auto, n),
+        "fallbacks": n - auto,
+        "fallback_errors": dict(errors),
         "ms_median": round(statistics.median(ms), 1) if ms else None,
         "ms_p95": round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 1) if ms else None,
     }
@@ -114,14 +132,18 @@ def print_report(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
         for w in res["warnings"]:
             print(f"warning: {w}")
         why = f" {m['fallback_errors']}" if m["fallbacks"] else ""
-        print(f"accuracy {m['accuracy']}%   label compliance {m['compliance']}% "
-              f"({m['fallbacks']} fallbacks{why})"
-              f"   route ms median {m['ms_median']} p95 {m['ms_p95']}")
+        print(
+            f"accuracy {m['accuracy']}%   label compliance {m['compliance']}% "
+            f"({m['fallbacks']} fallbacks{why})"
+            f"   route ms median {m['ms_median']} p95 {m['ms_p95']}"
+        )
         print("\n| label | precision % | recall % | F1 | gold | routed |")
         print("|---|---:|---:|---:|---:|---:|")
         for lab, v in m["per_label"].items():
-            print(f"| {lab} | {_fmt(v['precision'])} | {_fmt(v['recall'])} | {_fmt(v['f1'])} "
-                  f"| {v['gold']} | {v['routed']} |")
+            print(
+                f"| {lab} | {_fmt(v['precision'])} | {_fmt(v['recall'])} | {_fmt(v['f1'])} "
+                f"| {v['gold']} | {v['routed']} |"
+            )
         cols = labels + sorted({k for c in m["confusion"].values() for k in c} - set(labels))
         print("\n| gold \\ routed | " + " | ".join(cols) + " |")
         print("|---|" + "---:|" * len(cols))
@@ -136,14 +158,24 @@ def print_report(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
         print(f"\n## side by side: {names[0]} vs baseline {names[1]}")
         print("\n| metric | profile | baseline | ratio |")
         print("|---|---:|---:|---:|")
-        pairs = [("accuracy %", a["accuracy"], b["accuracy"]),
-                 ("label compliance %", a["compliance"], b["compliance"]),
-                 ("route ms median", a["ms_median"], b["ms_median"]),
-                 ("route ms p95", a["ms_p95"], b["ms_p95"])]
-        pairs += [(f"{lab} recall %", a["per_label"][lab]["recall"],
-                   b["per_label"].get(lab, {}).get("recall")) for lab in a["per_label"]]
-        pairs += [(f"{s} accuracy %", v["accuracy"], b["per_style"].get(s, {}).get("accuracy"))
-                  for s, v in a["per_style"].items()]
+        pairs = [
+            ("accuracy %", a["accuracy"], b["accuracy"]),
+            ("label compliance %", a["compliance"], b["compliance"]),
+            ("route ms median", a["ms_median"], b["ms_median"]),
+            ("route ms p95", a["ms_p95"], b["ms_p95"]),
+        ]
+        pairs += [
+            (
+                f"{lab} recall %",
+                a["per_label"][lab]["recall"],
+                b["per_label"].get(lab, {}).get("recall"),
+            )
+            for lab in a["per_label"]
+        ]
+        pairs += [
+            (f"{s} accuracy %", v["accuracy"], b["per_style"].get(s, {}).get("accuracy"))
+            for s, v in a["per_style"].items()
+        ]
         for name, x, y in pairs:
             print(f"| {name} | {_fmt(x)} | {_fmt(y)} | {_ratio(x, y)} |")
 
@@ -151,8 +183,11 @@ def print_report(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", default="tall-local")
-    ap.add_argument("--baseline-profile", default=None,
-                    help="a profile to compare with, e.g. one whose L0 revision is 'none'")
+    ap.add_argument(
+        "--baseline-profile",
+        default=None,
+        help="a profile to compare with, e.g. one whose L0 revision is 'none'",
+    )
     ap.add_argument("--file", type=Path, default=EVAL_FILE)
     ap.add_argument("--limit", type=int, default=None, help="only the first N lines")
     ap.add_argument("--json", type=Path, default=None, help="save rows and metrics here")
@@ -164,13 +199,17 @@ def main(argv: list[str] | None = None) -> int:
         res = route_all(profile, items, args.quiet)
         results.append((res, metrics(res)))
         if profile == args.baseline_profile and res["l0_revision"] not in ("base", None):
-            print(f"note: the baseline's L0 is served by revision {res['l0_revision']}, "
-                  "not the base weights", file=sys.stderr)
+            print(
+                f"note: the baseline's L0 is served by revision {res['l0_revision']}, "
+                "not the base weights",
+                file=sys.stderr,
+            )
     print(f"# route_eval: {len(items)} lines of {args.file.name}")
     print_report(results)
     if args.json:
-        args.json.write_text(json.dumps(
-            [{"metrics": m, **r} for r, m in results], indent=1, ensure_ascii=False))
+        args.json.write_text(
+            json.dumps([{"metrics": m, **r} for r, m in results], indent=1, ensure_ascii=False)
+        )
     return 0
 
 

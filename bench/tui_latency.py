@@ -71,8 +71,10 @@ async def run(real: bool, n_keys: int) -> dict[str, float]:
         story = " ".join(["waves"] * 400) if not real else "a very long story about the sea"
         prompt.load_text(f"/chat tell me {story}")
         await pilot.press("enter")
-        while not app.chat.query("AssistantMessage") or not \
-                app.chat.query("AssistantMessage").last().text:
+        while (
+            not app.chat.query("AssistantMessage")
+            or not app.chat.query("AssistantMessage").last().text
+        ):
             await asyncio.sleep(0.01)  # the answer is streaming now
         samples = []
         for i in range(n_keys):
@@ -87,10 +89,14 @@ async def run(real: bool, n_keys: int) -> dict[str, float]:
             await asyncio.sleep(0.05)
     assistant.close()
     samples.sort()
-    return {"start_to_chat_s": shown, "start_to_ready_s": ready, "keys": len(samples),
-            "median_ms": statistics.median(samples) if samples else float("nan"),
-            "p95_ms": samples[int(0.95 * (len(samples) - 1))] if samples else float("nan"),
-            "still_streaming_at_end": float(streaming)}
+    return {
+        "start_to_chat_s": shown,
+        "start_to_ready_s": ready,
+        "keys": len(samples),
+        "median_ms": statistics.median(samples) if samples else float("nan"),
+        "p95_ms": samples[int(0.95 * (len(samples) - 1))] if samples else float("nan"),
+        "still_streaming_at_end": float(streaming),
+    }
 
 
 def main() -> None:

@@ -35,18 +35,29 @@ from pathlib import Path
 from typing import Any
 
 SCRIPT: tuple[tuple[str, str], ...] = (  # (intended label, request)
-    ("L0", "Hi! My partner and I are going to Lisbon for a long weekend in October. "
-           "What is the weather usually like then?"),
+    (
+        "L0",
+        "Hi! My partner and I are going to Lisbon for a long weekend in October. "
+        "What is the weather usually like then?",
+    ),
     ("L1", "Remind me on Friday at 18:00 to pack the passports and the phone chargers."),
     ("L0", "Which three neighbourhoods are nicest to walk around on a first visit?"),
-    ("L3", "Help me choose a hotel: show me a form to compare three options by price, "
-           "distance to the centre and guest rating."),
-    ("L2", "Write a Python function that splits shared trip expenses fairly between two "
-           "people, given a list of (payer, amount) pairs."),
+    (
+        "L3",
+        "Help me choose a hotel: show me a form to compare three options by price, "
+        "distance to the centre and guest rating.",
+    ),
+    (
+        "L2",
+        "Write a Python function that splits shared trip expenses fairly between two "
+        "people, given a list of (payer, amount) pairs.",
+    ),
     ("L1", "Add 'book the airport taxi' to my todo list."),
     ("L2", "Now write a pytest test for that function with two payers and three expenses."),
-    ("L3", "Give me a packing checklist I can tick off, grouped by clothes, documents and "
-           "gadgets."),
+    (
+        "L3",
+        "Give me a packing checklist I can tick off, grouped by clothes, documents and gadgets.",
+    ),
     ("L0", "Any tips for ordering coffee like a local in Portugal?"),
     ("L1", "How many days are left until the trip if we fly on the 17th of October?"),
 )
@@ -66,14 +77,15 @@ class Recorder:
 
         def gen(prompt: Any, **kw: Any) -> Any:
             stream = generate(prompt, **kw)
-            self.requests.append({"slot": kw.get("slot"), "priority": kw.get("priority", 0),
-                                  "stream": stream})
+            self.requests.append(
+                {"slot": kw.get("slot"), "priority": kw.get("priority", 0), "stream": stream}
+            )
             return stream
 
-        def waited_summary(turn: Any) -> str:
+        def waited_summary(turn: Any, timeout: float | None = None) -> str | None:
             t = time.perf_counter()
             try:
-                return summary_for(turn)
+                return summary_for(turn, timeout=timeout)
             finally:
                 self.summary_waits.append(time.perf_counter() - t)
 
@@ -90,6 +102,8 @@ class Recorder:
 
 def run_conversation(rt: Any, answer_tokens: int | None, think_s: float) -> list[dict[str, Any]]:
     """Run the script; per turn: latencies, route/summary overhead, the view, the answer request."""
+    from macaron_local.store import get_turn
+
     rec = Recorder(rt)
     session = rt.new_session("bench/turns.py")
     seen: set[str] = set()
@@ -98,35 +112,57 @@ def run_conversation(rt: Any, answer_tokens: int | None, think_s: float) -> list
         # the user reads the answer and types the next message (the first one too: the app is
         # open before they finish typing it)
         time.sleep(think_s)
-        last_chance = all(lab != intended for lab, _ in SCRIPT[i + 1:])
+        last_chance = all(lab != intended for lab, _ in SCRIPT[i + 1 :])
         pin = intended if intended not in seen and last_chance else None
         r0, w0, v0 = rec.mark()
         times: list[float] = []
         started = time.perf_counter()
-        result = rt.run_turn(session.id, text, label=pin,
-                             on_text=lambda _p, times=times: times.append(time.perf_counter()))
+        result = rt.run_turn(
+            session.id,
+            text,
+            label=pin,
+            on_text=lambda _p, times=times: times.append(time.perf_counter()),
+        )
         seen.add(result.label)
         reqs = rec.requests[r0:]
         route = [q for q in reqs if q["slot"] == "route"]
-        answer = [q for q in reqs if q["priority"] < rec.background and q["slot"] != "route"
-                  and not str(q["slot"]).startswith("summary")]
+        answer = [
+            q
+            for q in reqs
+            if q["priority"] < rec.background
+            and q["slot"] != "route"
+            and not str(q["slot"]).startswith("summary")
+        ]
         route_done = [q["stream"].result() for q in route]
         steps = [q["stream"].result() for q in answer]  # L1: one request per agent step
         answer_done = steps[0]
         queued = sum(d.queue_s for d in route_done) + sum(d.queue_s for d in steps)
         route_s = sum(d.total_s - d.queue_s for d in route_done)
         first, last = (times[0], times[-1]) if times else (started, started)
-        turns.append({
-            "turn": i + 1, "intended": intended, "label": result.label, "route": result.route,
-            "latency_s": last - started, "route_s": route_s,
-            "summary_wait_s": sum(rec.summary_waits[w0:]) + queued,
-            "view_summary_wait_s": sum(rec.summary_waits[w0:]), "engine_queue_s": queued,
-            "ttft_turn_s": first - started, "ttft_answer_s": answer_done.ttft_s,
-            "n_prompt": answer_done.n_prompt, "n_reused": answer_done.n_reused,
-            "n_generated": sum(d.n_generated for d in steps), "steps": len(steps),
-            "view": rec.views[v0].messages,
-            "max_tokens": answer_tokens,
-        })
+        turns.append(
+            {
+                "turn": i + 1,
+                "intended": intended,
+                "label": result.label,
+                "route": result.route,
+                "latency_s": last - started,
+                "route_s": route_s,
+                "summary_wait_s": sum(rec.summary_waits[w0:]) + queued,
+                "view_summary_wait_s": sum(rec.summary_waits[w0:]),
+                "engine_queue_s": queued,
+                "ttft_turn_s": first - started,
+                "ttft_answer_s": answer_done.ttft_s,
+                "n_prompt": answer_done.n_prompt,
+                "n_reused": answer_done.n_reused,
+                "n_generated": sum(d.n_generated for d in steps),
+                "steps": len(steps),
+                "view": rec.views[v0].messages,
+                "provisional": len(
+                    get_turn(rt.db(), result.turn).meta.get("provisional_summaries", [])
+                ),
+                "max_tokens": answer_tokens,
+            }
+        )
     rt.finish_pending()
     return turns
 
@@ -135,15 +171,21 @@ def baseline_ttft(model_path: Path, turns: list[dict[str, Any]], threads: tuple[
     """Plain Llama.create_chat_completion on each turn's view, whole view evaluated each time."""
     from llama_cpp import Llama
 
-    llm = Llama(model_path=str(model_path), n_ctx=4096, verbose=False,
-                n_threads=threads[0], n_threads_batch=threads[1])
+    llm = Llama(
+        model_path=str(model_path),
+        n_ctx=4096,
+        verbose=False,
+        n_threads=threads[0],
+        n_threads_batch=threads[1],
+    )
     try:
         for t in turns:
             llm.reset()  # a plain app re-evaluates the whole view every turn
             started = time.perf_counter()
             first = None
-            for chunk in llm.create_chat_completion(messages=t["view"], max_tokens=8,
-                                                    temperature=0.0, stream=True):
+            for chunk in llm.create_chat_completion(
+                messages=t["view"], max_tokens=8, temperature=0.0, stream=True
+            ):
                 if chunk["choices"][0]["delta"].get("content"):
                     first = time.perf_counter() - started
                     break
@@ -162,23 +204,30 @@ def _x(a: float | None, b: float | None) -> str:
 
 
 def print_report(turns: list[dict[str, Any]], facts: dict[str, Any]) -> None:
-    print(f"# bench/turns.py: {facts['profile']} ({facts['profile_hash'][:19]}), "
-          f"{facts['model']}, threads gen/batch {facts['threads']}, answer cap "
-          f"{facts['answer_tokens'] or 'profile'}, think time {facts['think_s']} s")
-    print("\n| turn | label | route | latency s | route % | summary wait % | overhead % "
-          "| TTFT turn ms | TTFT answer ms | TTFT plain ms | turn/plain | answer/plain "
-          "| prompt tok (reused) |")
+    print(
+        f"# bench/turns.py: {facts['profile']} ({facts['profile_hash'][:19]}), "
+        f"{facts['model']}, threads gen/batch {facts['threads']}, answer cap "
+        f"{facts['answer_tokens'] or 'profile'}, think time {facts['think_s']} s, summary wait "
+        f"{'always' if facts['summary_wait_s'] is None else str(facts['summary_wait_s']) + ' s'}"
+    )
+    print(
+        "\n| turn | label | route | latency s | route % | summary wait % | overhead % "
+        "| TTFT turn ms | TTFT answer ms | TTFT plain ms | turn/plain | answer/plain "
+        "| prompt tok (reused) |"
+    )
     print("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for t in turns:
         base = t.get("ttft_base_s")
-        print(f"| {t['turn']} | {t['label']}{'' if t['label'] == t['intended'] else '*'} "
-              f"| {t['route']} | {t['latency_s']:.2f} | {_share(t['route_s'], t['latency_s'])} "
-              f"| {_share(t['summary_wait_s'], t['latency_s'])} "
-              f"| {_share(t['route_s'] + t['summary_wait_s'], t['latency_s'])} "
-              f"| {1000 * t['ttft_turn_s']:.0f} | {1000 * t['ttft_answer_s']:.0f} "
-              f"| {'-' if base is None else f'{1000 * base:.0f}'} "
-              f"| {_x(t['ttft_turn_s'], base)} | {_x(t['ttft_answer_s'], base)} "
-              f"| {t['n_prompt']} ({t['n_reused']}) |")
+        print(
+            f"| {t['turn']} | {t['label']}{'' if t['label'] == t['intended'] else '*'} "
+            f"| {t['route']} | {t['latency_s']:.2f} | {_share(t['route_s'], t['latency_s'])} "
+            f"| {_share(t['summary_wait_s'], t['latency_s'])} "
+            f"| {_share(t['route_s'] + t['summary_wait_s'], t['latency_s'])} "
+            f"| {1000 * t['ttft_turn_s']:.0f} | {1000 * t['ttft_answer_s']:.0f} "
+            f"| {'-' if base is None else f'{1000 * base:.0f}'} "
+            f"| {_x(t['ttft_turn_s'], base)} | {_x(t['ttft_answer_s'], base)} "
+            f"| {t['n_prompt']} ({t['n_reused']}) |"
+        )
     lat = sum(t["latency_s"] for t in turns)
     route = sum(t["route_s"] for t in turns)
     wait = sum(t["summary_wait_s"] for t in turns)
@@ -187,16 +236,25 @@ def print_report(turns: list[dict[str, Any]], facts: dict[str, Any]) -> None:
     tt = sum(t["ttft_turn_s"] for t in with_base)
     ta = sum(t["ttft_answer_s"] for t in with_base)
     tb = sum(t["ttft_base_s"] for t in with_base)
-    med = (statistics.median(t["ttft_turn_s"] / t["ttft_base_s"] for t in with_base)
-           if with_base else None)
+    med = (
+        statistics.median(t["ttft_turn_s"] / t["ttft_base_s"] for t in with_base)
+        if with_base
+        else None
+    )
     labels = sorted({t["label"] for t in turns})
     print(f"\nlabels answered: {', '.join(labels)}; * = routed away from the intended label")
     print("\n| total | value | target | ratio to target |")
     print("|---|---:|---:|---:|")
     print(f"| user-visible latency (10 turns) | {lat:.2f} s | | |")
     print(f"| routing share | {_share(route, lat)} | | |")
-    print(f"| summary wait share (view waits {view_wait:.2f} s, engine queue "
-          f"{wait - view_wait:.2f} s) | {_share(wait, lat)} | | |")
+    print(
+        f"| views that showed a provisional note | "
+        f"{sum(1 for t in turns if t['provisional'])} of {len(turns)} | | |"
+    )
+    print(
+        f"| summary wait share (view waits {view_wait:.2f} s, engine queue "
+        f"{wait - view_wait:.2f} s) | {_share(wait, lat)} | | |"
+    )
     over = (route + wait) / lat if lat else 0
     print(f"| routing + summary share | {100 * over:.1f}% | <= 10% | {over / 0.10:.2f}x |")
     if with_base:
@@ -208,11 +266,26 @@ def print_report(turns: list[dict[str, Any]], facts: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", default="tall-local")
-    ap.add_argument("--answer-tokens", type=int, default=None,
-                    help="cap every label's max_tokens (quick runs); default: the profile's")
-    ap.add_argument("--think", type=float, default=0.0,
-                    help="seconds the user pauses between turns (default 0: back to back, the "
-                         "worst case for summary waits)")
+    ap.add_argument(
+        "--answer-tokens",
+        type=int,
+        default=None,
+        help="cap every label's max_tokens (quick runs); default: the profile's",
+    )
+    ap.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="seconds the user pauses between turns (default 0: back to back, the "
+        "worst case for summary waits)",
+    )
+    ap.add_argument(
+        "--summary-wait",
+        type=float,
+        default=None,
+        help="override the profile's [memory] summary_wait_s (seconds a view waits "
+        "for a summary before it shows a provisional note); -1: wait always",
+    )
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
@@ -223,11 +296,22 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if args.answer_tokens:
                 rt.profile = _capped(rt.profile, args.answer_tokens)
+            if args.summary_wait is not None:
+                wait = None if args.summary_wait < 0 else args.summary_wait
+                rt.profile = rt.profile.model_copy(
+                    update={"memory": rt.profile.memory.model_copy(update={"summary_wait_s": wait})}
+                )
             cp = rt.engine.config.context_params()
             threads = (cp.n_threads, getattr(cp, "n_threads_batch", cp.n_threads))
-            facts = {"profile": rt.profile.id, "profile_hash": rt.profile.content_hash,
-                     "model": rt.engine.info.path.name, "threads": threads,
-                     "answer_tokens": args.answer_tokens, "think_s": args.think}
+            facts = {
+                "profile": rt.profile.id,
+                "profile_hash": rt.profile.content_hash,
+                "model": rt.engine.info.path.name,
+                "threads": threads,
+                "answer_tokens": args.answer_tokens,
+                "think_s": args.think,
+                "summary_wait_s": rt.profile.memory.summary_wait_s,
+            }
             print("running the conversation...", file=sys.stderr, flush=True)
             turns = run_conversation(rt, args.answer_tokens, args.think)
             model = rt.engine.info.path
@@ -238,8 +322,9 @@ def main(argv: list[str] | None = None) -> int:
         baseline_ttft(model, turns, threads)
     print_report(turns, facts)
     if args.json:
-        args.json.write_text(json.dumps({"facts": facts, "turns": turns}, indent=1,
-                                        ensure_ascii=False, default=str))
+        args.json.write_text(
+            json.dumps({"facts": facts, "turns": turns}, indent=1, ensure_ascii=False, default=str)
+        )
     return 0
 
 
@@ -247,10 +332,13 @@ def _capped(profile: Any, n: int) -> Any:
     """The profile with every label's answer budget capped at ``n`` tokens (quick runs)."""
     s = profile.sampling
     defaults = s.defaults.model_copy(update={"max_tokens": min(n, s.defaults.max_tokens or n)})
-    overrides = {lab: o.model_copy(update={"max_tokens": min(n, o.max_tokens or n)})
-                 for lab, o in s.overrides.items()}
-    return profile.model_copy(update={"sampling": s.model_copy(
-        update={"defaults": defaults, "overrides": overrides})})
+    overrides = {
+        lab: o.model_copy(update={"max_tokens": min(n, o.max_tokens or n)})
+        for lab, o in s.overrides.items()
+    }
+    return profile.model_copy(
+        update={"sampling": s.model_copy(update={"defaults": defaults, "overrides": overrides})}
+    )
 
 
 if __name__ == "__main__":

@@ -117,15 +117,22 @@ def ask(
         rt.confirm = _ask_on_terminal
         session = session_id or rt.new_session(" ".join(text)[:60]).id
         echo = None if as_json else (lambda piece: click.echo(piece, nl=False))
-        result = rt.run_turn(session, " ".join(text), label=label, on_text=echo,
-                             remote=force_remote,
-                             on_notice=lambda n: click.echo(f"\nnotice: {n.message}", err=True))
+        result = rt.run_turn(
+            session,
+            " ".join(text),
+            label=label,
+            on_text=echo,
+            remote=force_remote,
+            on_notice=lambda n: click.echo(f"\nnotice: {n.message}", err=True),
+        )
         if as_json:
             click.echo(result.model_dump_json())
         else:
             click.echo()
-            click.echo(f"[{result.label} · {result.route} · {result.backend} · "
-                       f"session {result.session}]", err=True)
+            click.echo(
+                f"[{result.label} · {result.route} · {result.backend} · session {result.session}]",
+                err=True,
+            )
 
 
 def _ask_on_terminal(tool: str, args: dict) -> bool:

@@ -164,25 +164,48 @@ class AssistantProtocol(Protocol):
     def export_session(self, session_id: str, fmt: ExportFormat) -> str: ...
     def import_session(self, text: str) -> str: ...
     def history(self, session_id: str) -> list[TurnItem]: ...
-    def run_turn(self, session_id: str, text: str, *, label: str | None = None,
-                 parent_id: str | None = HEAD, on_route: OnRoute | None = None,
-                 on_text: OnText | None = None, cancel: threading.Event | None = None,
-                 remote: bool = False, on_notice: OnNotice | None = None) -> TurnItem: ...
-    def retry(self, session_id: str, *, label: str | None = None,
-              on_route: OnRoute | None = None, on_text: OnText | None = None,
-              cancel: threading.Event | None = None,
-              on_notice: OnNotice | None = None) -> TurnItem: ...
-    def edit_last(self, session_id: str, text: str, *, label: str | None = None,
-                  on_route: OnRoute | None = None, on_text: OnText | None = None,
-                  cancel: threading.Event | None = None,
-                  on_notice: OnNotice | None = None) -> TurnItem: ...
+    def run_turn(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        label: str | None = None,
+        parent_id: str | None = HEAD,
+        on_route: OnRoute | None = None,
+        on_text: OnText | None = None,
+        cancel: threading.Event | None = None,
+        remote: bool = False,
+        on_notice: OnNotice | None = None,
+    ) -> TurnItem: ...
+    def retry(
+        self,
+        session_id: str,
+        *,
+        label: str | None = None,
+        on_route: OnRoute | None = None,
+        on_text: OnText | None = None,
+        cancel: threading.Event | None = None,
+        on_notice: OnNotice | None = None,
+    ) -> TurnItem: ...
+    def edit_last(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        label: str | None = None,
+        on_route: OnRoute | None = None,
+        on_text: OnText | None = None,
+        cancel: threading.Event | None = None,
+        on_notice: OnNotice | None = None,
+    ) -> TurnItem: ...
     def remote_endpoint(self) -> str | None: ...
     def profiles(self) -> list[ProfileItem]: ...
     def check_profile(self, name: str) -> ProfileReport: ...
     def switch_profile(self, name: str) -> None: ...
     def model_report(self) -> ModelReport | None: ...
-    def feedback(self, turn_id: str, kind: FeedbackKind,
-                 correction: str | None = None) -> FeedbackOutcome: ...
+    def feedback(
+        self, turn_id: str, kind: FeedbackKind, correction: str | None = None
+    ) -> FeedbackOutcome: ...
     # learning after deployment (docs/learning.md)
     def experience_status(self) -> ExperienceStatus: ...
     def set_experience(self, on: bool) -> ExperienceStatus: ...
@@ -191,12 +214,20 @@ class AssistantProtocol(Protocol):
     def start_refine(self, label: str) -> RefineHandle: ...
     # tools: who confirms side effects; generated UIs' tool and model actions (docs/genui.md)
     def set_confirm(self, confirm: ConfirmFn | None) -> None: ...
-    def ui_tool(self, session_id: str, action: Action, doc: Document, *,
-                confirm: ConfirmFn | None = None) -> Any: ...
-    def ui_send(self, session_id: str, action: Action, doc: Document, *,
-                turn_id: str | None = None, on_route: OnRoute | None = None,
-                on_text: OnText | None = None,
-                cancel: threading.Event | None = None) -> TurnItem: ...
+    def ui_tool(
+        self, session_id: str, action: Action, doc: Document, *, confirm: ConfirmFn | None = None
+    ) -> Any: ...
+    def ui_send(
+        self,
+        session_id: str,
+        action: Action,
+        doc: Document,
+        *,
+        turn_id: str | None = None,
+        on_route: OnRoute | None = None,
+        on_text: OnText | None = None,
+        cancel: threading.Event | None = None,
+    ) -> TurnItem: ...
     def close(self) -> None: ...
 
 
@@ -279,8 +310,10 @@ class Assistant:
                 raise TurnError("the turn was cancelled; the session is as it was before it")
         if self._runtime is None:
             err = self._error or MacaronError("the model is not loaded")
-            raise MacaronError(f"the model could not be loaded: {err}",
-                               hint=err.hint or "check the profile on the Profiles screen")
+            raise MacaronError(
+                f"the model could not be loaded: {err}",
+                hint=err.hint or "check the profile on the Profiles screen",
+            )
         return self._runtime
 
     # --- store -----------------------------------------------------------------------------
@@ -296,14 +329,18 @@ class Assistant:
     def list_sessions(self) -> list[SessionItem]:
         from macaron_local.store import list_sessions
 
-        return [SessionItem(s.id, s.title, s.updated_at, s.head_turn_id,
-                            s.exclude_from_learning) for s in list_sessions(self._db())]
+        return [
+            SessionItem(s.id, s.title, s.updated_at, s.head_turn_id, s.exclude_from_learning)
+            for s in list_sessions(self._db())
+        ]
 
     def search(self, query: str) -> list[SearchItem]:
         from macaron_local.store import search
 
-        return [SearchItem(h.session_id, h.session_title, h.turn_id, h.snippet)
-                for h in search(self._db(), query)]
+        return [
+            SearchItem(h.session_id, h.session_title, h.turn_id, h.snippet)
+            for h in search(self._db(), query)
+        ]
 
     def create_session(self, title: str = "") -> SessionItem:
         from macaron_local.store import create_session
@@ -346,10 +383,19 @@ class Assistant:
 
     # --- turns -----------------------------------------------------------------------------
 
-    def run_turn(self, session_id: str, text: str, *, label: str | None = None,
-                 parent_id: str | None = HEAD, on_route: OnRoute | None = None,
-                 on_text: OnText | None = None, cancel: threading.Event | None = None,
-                 remote: bool = False, on_notice: OnNotice | None = None) -> TurnItem:
+    def run_turn(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        label: str | None = None,
+        parent_id: str | None = HEAD,
+        on_route: OnRoute | None = None,
+        on_text: OnText | None = None,
+        cancel: threading.Event | None = None,
+        remote: bool = False,
+        on_notice: OnNotice | None = None,
+    ) -> TurnItem:
         """Run one turn, streaming through ``on_text``; TurnError (rolled back) on cancel.
 
         ``remote`` forces the answer to the remote server (the user's ``/remote``); a remote
@@ -357,9 +403,16 @@ class Assistant:
         """
         runtime = self._rt(cancel)
         result = runtime.run_turn(
-            session_id, text, label=label, parent_id=parent_id, on_text=on_text, cancel=cancel,
+            session_id,
+            text,
+            label=label,
+            parent_id=parent_id,
+            on_text=on_text,
+            cancel=cancel,
             on_route=(lambda r: on_route(r.label, r.kind)) if on_route else None,
-            remote=remote, on_notice=on_notice)
+            remote=remote,
+            on_notice=on_notice,
+        )
         from macaron_local.store import get_turn
 
         return _item(self._db(), get_turn(self._db(), result.turn), None)
@@ -372,25 +425,52 @@ class Assistant:
             raise StoreError("this session has no turn yet", hint="ask something first")
         return get_turn(self._db(), head)
 
-    def retry(self, session_id: str, *, label: str | None = None,
-              on_route: OnRoute | None = None, on_text: OnText | None = None,
-              cancel: threading.Event | None = None,
-              on_notice: OnNotice | None = None) -> TurnItem:
+    def retry(
+        self,
+        session_id: str,
+        *,
+        label: str | None = None,
+        on_route: OnRoute | None = None,
+        on_text: OnText | None = None,
+        cancel: threading.Event | None = None,
+        on_notice: OnNotice | None = None,
+    ) -> TurnItem:
         """Answer the last request again as a new branch (the old answer is kept)."""
         last = self._head_turn(session_id)
-        return self.run_turn(session_id, last.request, label=label, parent_id=last.parent_id,
-                             on_route=on_route, on_text=on_text, cancel=cancel,
-                             on_notice=on_notice)
+        return self.run_turn(
+            session_id,
+            last.request,
+            label=label,
+            parent_id=last.parent_id,
+            on_route=on_route,
+            on_text=on_text,
+            cancel=cancel,
+            on_notice=on_notice,
+        )
 
-    def edit_last(self, session_id: str, text: str, *, label: str | None = None,
-                  on_route: OnRoute | None = None, on_text: OnText | None = None,
-                  cancel: threading.Event | None = None,
-                  on_notice: OnNotice | None = None) -> TurnItem:
+    def edit_last(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        label: str | None = None,
+        on_route: OnRoute | None = None,
+        on_text: OnText | None = None,
+        cancel: threading.Event | None = None,
+        on_notice: OnNotice | None = None,
+    ) -> TurnItem:
         """Replace the last request with ``text`` as a new branch (the old one is kept)."""
         last = self._head_turn(session_id)
-        return self.run_turn(session_id, text, label=label, parent_id=last.parent_id,
-                             on_route=on_route, on_text=on_text, cancel=cancel,
-                             on_notice=on_notice)
+        return self.run_turn(
+            session_id,
+            text,
+            label=label,
+            parent_id=last.parent_id,
+            on_route=on_route,
+            on_text=on_text,
+            cancel=cancel,
+            on_notice=on_notice,
+        )
 
     def remote_endpoint(self) -> str | None:
         """The endpoint a ``/remote`` turn would use (None: no remote is configured)."""
@@ -404,8 +484,9 @@ class Assistant:
 
     # --- generated UIs (L3) ----------------------------------------------------------------
 
-    def ui_tool(self, session_id: str, action: Action, doc: Document, *,
-                confirm: ConfirmFn | None = None) -> Any:
+    def ui_tool(
+        self, session_id: str, action: Action, doc: Document, *, confirm: ConfirmFn | None = None
+    ) -> Any:
         """Run a generated UI's ``tool:`` action through the agent's gate: its allowlist and
         confirmation apply (``confirm`` answers for this call, else the runtime's own). NoAI
         values are never passed to the tool. PluginError: the tool is not allowed;
@@ -418,14 +499,22 @@ class Assistant:
         if action.execution.kind != "tool" or not name:
             raise ContractError("this action does not call a tool", where="ui action")
         runtime = self._rt()
-        host = RuntimeHost(runtime, session_id, "", tool_label=agent_label(runtime.profile),
-                           confirm=confirm)
+        host = RuntimeHost(
+            runtime, session_id, "", tool_label=agent_label(runtime.profile), confirm=confirm
+        )
         return host.call_tool(name, tool_kwargs(host.tool_function(name), action, doc))
 
-    def ui_send(self, session_id: str, action: Action, doc: Document, *,
-                turn_id: str | None = None, on_route: OnRoute | None = None,
-                on_text: OnText | None = None,
-                cancel: threading.Event | None = None) -> TurnItem:
+    def ui_send(
+        self,
+        session_id: str,
+        action: Action,
+        doc: Document,
+        *,
+        turn_id: str | None = None,
+        on_route: OnRoute | None = None,
+        on_text: OnText | None = None,
+        cancel: threading.Event | None = None,
+    ) -> TurnItem:
         """Send a UI submission as a new turn carrying the result of the UI's turn
         (``turn_id``, default the newest GenUI turn of the session), so it skips routing and
         returns to the specialist that drew it. Its text is ``turn_text``: NoAI values are
@@ -439,8 +528,13 @@ class Assistant:
         runtime = self._rt(cancel)
         source = turn_id or self._ui_turn(session_id, runtime)
         result = runtime.run_turn(
-            session_id, turn_text(action, doc), tool_result_of=source, on_text=on_text,
-            cancel=cancel, on_route=(lambda r: on_route(r.label, r.kind)) if on_route else None)
+            session_id,
+            turn_text(action, doc),
+            tool_result_of=source,
+            on_text=on_text,
+            cancel=cancel,
+            on_route=(lambda r: on_route(r.label, r.kind)) if on_route else None,
+        )
         return _item(self._db(), get_turn(self._db(), result.turn), None)
 
     def _ui_turn(self, session_id: str, runtime: Runtime) -> str:
@@ -451,8 +545,9 @@ class Assistant:
         label = genui_label(runtime.profile)
         found = [t.id for t in branch(self._db(), session_id) if t.label == label]
         if not found:
-            raise StoreError("this session has no generated UI to answer",
-                             hint="ask for an interface first")
+            raise StoreError(
+                "this session has no generated UI to answer", hint="ask for an interface first"
+            )
         return found[-1]
 
     # --- profiles and models ---------------------------------------------------------------
@@ -471,8 +566,9 @@ class Assistant:
         except ContractError as exc:
             return ProfileReport(name, False, errors=(_describe(exc),))
         pending = tuple(f"{c.path}: {c.reason}" for c in pending_changes(self._db(), prof))
-        return ProfileReport(name, not pending, prof.content_hash, prof.profile.description,
-                             pending=pending)
+        return ProfileReport(
+            name, not pending, prof.content_hash, prof.profile.description, pending=pending
+        )
 
     def switch_profile(self, name: str) -> None:
         """Close the current runtime and open ``name`` in the background."""
@@ -492,13 +588,22 @@ class Assistant:
         from macaron_local.models import get_manifest
 
         m = get_manifest(runtime.profile.base.model)
-        adapters = tuple(AdapterItem(b.label, b.revision, b.path)
-                         for b in runtime.bindings.values())
-        return ModelReport(m.id, m.name, m.quantization, m.context_length, m.sha256, adapters,
-                           tuple(runtime.warnings))
+        adapters = tuple(
+            AdapterItem(b.label, b.revision, b.path) for b in runtime.bindings.values()
+        )
+        return ModelReport(
+            m.id,
+            m.name,
+            m.quantization,
+            m.context_length,
+            m.sha256,
+            adapters,
+            tuple(runtime.warnings),
+        )
 
-    def feedback(self, turn_id: str, kind: FeedbackKind,
-                 correction: str | None = None) -> FeedbackOutcome:
+    def feedback(
+        self, turn_id: str, kind: FeedbackKind, correction: str | None = None
+    ) -> FeedbackOutcome:
         """Keep feedback in the local experience log when the user opted in; the outcome
         says whether it was kept and why not (a StoreError names a turn that is not there)."""
         from macaron_local.experience import enabled, record_feedback
@@ -549,8 +654,7 @@ class Assistant:
 
         if label not in SPECIALISTS:
             raise ContractError(f"no specialist {label!r}", hint="one of L0, L1, L2, L3")
-        return start_job(label, profile=self._profile_obj(), db_path=self._db_path,
-                         config=config)
+        return start_job(label, profile=self._profile_obj(), db_path=self._db_path, config=config)
 
     def close(self) -> None:
         """Wait for the loader and close the runtime (pending summaries are written first)."""
@@ -571,15 +675,30 @@ def _item(db: sqlite_utils.Database, t, summary: str | None) -> TurnItem:  # noq
 
     sibs = [s.id for s in siblings(db, t.id)]
     return TurnItem(
-        id=t.id, session_id=t.session_id, parent_id=t.parent_id, request=t.request,
-        answer=t.answer, label=t.label, route_kind=t.route_kind, route_probs=t.route_probs,
-        adapter_revision=t.adapter_revision, profile_hash=t.profile_hash, timings=t.timings,
-        tokens=t.tokens, summary=summary, branch=sibs.index(t.id) + 1, branches=len(sibs),
-        meta=dict(t.meta), backend=t.backend, failover_reason=t.failover_reason)
+        id=t.id,
+        session_id=t.session_id,
+        parent_id=t.parent_id,
+        request=t.request,
+        answer=t.answer,
+        label=t.label,
+        route_kind=t.route_kind,
+        route_probs=t.route_probs,
+        adapter_revision=t.adapter_revision,
+        profile_hash=t.profile_hash,
+        timings=t.timings,
+        tokens=t.tokens,
+        summary=summary,
+        branch=sibs.index(t.id) + 1,
+        branches=len(sibs),
+        meta=dict(t.meta),
+        backend=t.backend,
+        failover_reason=t.failover_reason,
+    )
 
 
-def badge(label: str, route_kind: str, backend: str = "local",
-          failover_reason: str | None = None) -> str:
+def badge(
+    label: str, route_kind: str, backend: str = "local", failover_reason: str | None = None
+) -> str:
     """``L2 Coding · routed``: the specialist and how it was chosen; `` · remote`` for a
     remote answer, `` · local (remote failed: timeout)`` after a failover."""
     how = {"auto": "routed", "manual": "pinned"}.get(route_kind, route_kind)
@@ -598,6 +717,8 @@ def split_remote(text: str) -> tuple[str, bool]:
     return split_remote_command(text)
 
 
-NO_REMOTE = ("No remote server is configured: set the profile's [remote] endpoint or "
-             "MACARON_REMOTE_URL, and give it a key with `macaron remote login` "
-             "(or MACARON_REMOTE_API_KEY); see docs/remote.md")
+NO_REMOTE = (
+    "No remote server is configured: set the profile's [remote] endpoint or "
+    "MACARON_REMOTE_URL, and give it a key with `macaron remote login` "
+    "(or MACARON_REMOTE_API_KEY); see docs/remote.md"
+)

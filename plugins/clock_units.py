@@ -12,11 +12,26 @@ from macaron_local.plugins import hookimpl
 
 # factor to the kind's base unit (m, kg, l, m/s, kPa, m2)
 LINEAR: dict[str, dict[str, float]] = {
-    "length": {"mm": 0.001, "cm": 0.01, "m": 1.0, "km": 1000.0, "in": 0.0254, "ft": 0.3048,
-               "yd": 0.9144, "mi": 1609.344},
+    "length": {
+        "mm": 0.001,
+        "cm": 0.01,
+        "m": 1.0,
+        "km": 1000.0,
+        "in": 0.0254,
+        "ft": 0.3048,
+        "yd": 0.9144,
+        "mi": 1609.344,
+    },
     "mass": {"g": 0.001, "kg": 1.0, "oz": 0.028349523125, "lb": 0.45359237},
-    "volume": {"ml": 0.001, "l": 1.0, "tsp": 0.00492892159375, "tbsp": 0.01478676478125,
-               "cup": 0.2365882365, "fl_oz": 0.0295735295625, "gal": 3.785411784},
+    "volume": {
+        "ml": 0.001,
+        "l": 1.0,
+        "tsp": 0.00492892159375,
+        "tbsp": 0.01478676478125,
+        "cup": 0.2365882365,
+        "fl_oz": 0.0295735295625,
+        "gal": 3.785411784,
+    },
     "speed": {"kph": 1 / 3.6, "mph": 0.44704, "m/s": 1.0},
     "pressure": {"psi": 6.894757293168, "bar": 100.0, "kPa": 1.0},
     "area": {"m2": 1.0, "km2": 1e6, "ft2": 0.09290304, "acre": 4046.8564224, "ha": 10000.0},
@@ -54,7 +69,8 @@ def _known(kind: str | None) -> str:
     if kind:
         return f"known {kind} units: {' '.join(LINEAR[kind])}"
     return "known units: " + "; ".join(
-        f"{k} {' '.join(t)}" for k, t in {**LINEAR, "temperature": TEMPERATURE}.items())
+        f"{k} {' '.join(t)}" for k, t in {**LINEAR, "temperature": TEMPERATURE}.items()
+    )
 
 
 def units_convert(value: float, from_unit: str, to_unit: str) -> float:

@@ -23,8 +23,10 @@ def notes_add(text: str, tags: list[str] | None = None) -> dict[str, Any]:
     tags = [str(t) for t in (tags or [])]
     created = ctx.now().strftime("%Y-%m-%dT%H:%M")
     with personal_db(ctx.data_dir) as db:
-        cur = db.execute("INSERT INTO notes (text, tags, created) VALUES (?, ?, ?)",
-                         (str(text), json.dumps(tags), created))
+        cur = db.execute(
+            "INSERT INTO notes (text, tags, created) VALUES (?, ?, ?)",
+            (str(text), json.dumps(tags), created),
+        )
         return note(db.execute("SELECT * FROM notes WHERE id = ?", (cur.lastrowid,)).fetchone())
 
 
@@ -44,15 +46,17 @@ def notes_search(query: str = "") -> list[dict[str, Any]]:
     return out
 
 
-def todos_add(title: str, due: str | None = None, estimate_h: float | None = None
-              ) -> dict[str, Any]:
+def todos_add(
+    title: str, due: str | None = None, estimate_h: float | None = None
+) -> dict[str, Any]:
     """Add an open todo; ``due`` accepts 'YYYY-MM-DD', 'today', 'tomorrow' or a weekday."""
     ctx = tool_context()
     day = parse_due(due, ctx.now())
     est = float(estimate_h) if estimate_h is not None else None
     with personal_db(ctx.data_dir) as db:
-        cur = db.execute("INSERT INTO todos (title, due, estimate_h) VALUES (?, ?, ?)",
-                         (str(title), day, est))
+        cur = db.execute(
+            "INSERT INTO todos (title, due, estimate_h) VALUES (?, ?, ?)", (str(title), day, est)
+        )
         return todo(db.execute("SELECT * FROM todos WHERE id = ?", (cur.lastrowid,)).fetchone())
 
 
@@ -64,8 +68,11 @@ def todos_list(status: str = "open") -> list[dict[str, Any]]:
     today = ctx.now().date().isoformat()
     with personal_db(ctx.data_dir) as db:
         if status == "overdue":
-            rows = db.execute("SELECT * FROM todos WHERE status = 'open' AND due IS NOT NULL "
-                              "AND due < ? ORDER BY id", (today,))
+            rows = db.execute(
+                "SELECT * FROM todos WHERE status = 'open' AND due IS NOT NULL "
+                "AND due < ? ORDER BY id",
+                (today,),
+            )
         else:
             rows = db.execute("SELECT * FROM todos WHERE status = ? ORDER BY id", (status,))
         return [todo(r) for r in rows]
@@ -83,8 +90,9 @@ def todos_done(id: int) -> dict[str, Any]:  # noqa: A002 - the documented argume
 @hookimpl
 def register_tools(register: Any) -> None:
     register.module("notes", "save, search and read the user's notes")
-    register.module("todos", "add, list, complete and total the user's todos (due dates, "
-                    "estimates)")
+    register.module(
+        "todos", "add, list, complete and total the user's todos (due dates, estimates)"
+    )
     register(notes_add, name="notes.add", side_effect=True)
     register(notes_search, name="notes.search")
     register(todos_add, name="todos.add", side_effect=True)

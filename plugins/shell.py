@@ -22,10 +22,18 @@ def shell_run(cmd: str) -> dict[str, Any]:
     ws = tool_context().workspace
     ws.mkdir(parents=True, exist_ok=True)
     try:
-        done = subprocess.run(str(cmd), shell=True, cwd=ws, capture_output=False,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL, timeout=TIMEOUT_S, text=True,
-                              errors="replace")
+        done = subprocess.run(
+            str(cmd),
+            shell=True,
+            cwd=ws,
+            capture_output=False,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            timeout=TIMEOUT_S,
+            text=True,
+            errors="replace",
+        )
     except subprocess.TimeoutExpired as exc:
         raise TimeoutError(f"the command ran longer than {TIMEOUT_S:g}s") from exc
     return {"rc": done.returncode, "out": done.stdout[-MAX_OUT:]}

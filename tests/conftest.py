@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -25,3 +28,25 @@ def model_path() -> Path:
     from macaron_local.models import embedded_model_file
 
     return embedded_model_file()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` run first: with two workers (the README's ``-n 2``) the longest
+    file (the SIGKILL test, minutes) starts at once instead of last, while the other worker
+    takes the rest."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@contextmanager
+def macaron_home(home: Path) -> Iterator[None]:
+    """``MACARON_HOME=home`` for the block: module-scoped fixtures open their runtime in their
+    own home (pytest's monkeypatch is function-scoped)."""
+    old = os.environ.get("MACARON_HOME")
+    os.environ["MACARON_HOME"] = str(home)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("MACARON_HOME", None)
+        else:
+            os.environ["MACARON_HOME"] = old

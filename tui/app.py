@@ -45,8 +45,14 @@ class MacaronApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", id="app.quit", priority=True),
     ]
 
-    def __init__(self, settings: Settings, assistant: AssistantProtocol, *,
-                 settings_file: Path | None = None, notices: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        assistant: AssistantProtocol,
+        *,
+        settings_file: Path | None = None,
+        notices: tuple[str, ...] = (),
+    ) -> None:
         super().__init__()
         self.settings = settings
         self.assistant = assistant
@@ -80,9 +86,14 @@ class MacaronApp(App[None]):
         except MacaronError as exc:
             report(self, exc)
             return
-        self.notify("Experience is kept on this machine for learning; Settings (F3) turns it "
-                    "off or purges it." if on else "Experience logging is off; Settings (F3) "
-                    "turns it on.", title="Experience", markup=False)
+        self.notify(
+            "Experience is kept on this machine for learning; Settings (F3) turns it "
+            "off or purges it."
+            if on
+            else "Experience logging is off; Settings (F3) turns it on.",
+            title="Experience",
+            markup=False,
+        )
 
     def get_default_screen(self) -> ChatScreen:
         return ChatScreen()
@@ -107,8 +118,12 @@ class MacaronApp(App[None]):
         if isinstance(self.screen, HelpScreen):
             return
         bindings = [("app", b) for b in self.BINDINGS if isinstance(b, Binding)]
-        for where, cls in (("chat", ChatScreen), ("sessions", Sidebar),
-                           ("answer", AssistantMessage), ("refine", RefineScreen)):
+        for where, cls in (
+            ("chat", ChatScreen),
+            ("sessions", Sidebar),
+            ("answer", AssistantMessage),
+            ("refine", RefineScreen),
+        ):
             bindings += [(where, b) for b in cls.BINDINGS if isinstance(b, Binding)]
         self.push_screen(HelpScreen(bindings, dict(self.settings.keys)))
 
@@ -132,7 +147,12 @@ class MacaronApp(App[None]):
             report(self, exc)
 
 
-def make_app(settings: Settings, assistant: AssistantProtocol, *,
-             settings_file: Path | None = None, notices: tuple[str, ...] = ()) -> MacaronApp:
+def make_app(
+    settings: Settings,
+    assistant: AssistantProtocol,
+    *,
+    settings_file: Path | None = None,
+    notices: tuple[str, ...] = (),
+) -> MacaronApp:
     """The app over ``assistant`` with ``settings`` (the entry point builds both)."""
     return MacaronApp(settings, assistant, settings_file=settings_file, notices=notices)

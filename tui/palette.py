@@ -30,5 +30,4 @@ class MacaronCommands(Provider):
         for name, what in self._commands():
             score = matcher.match(f"/{name} {what}")
             if score > 0:
-                yield Hit(score, matcher.highlight(f"/{name}"), partial(self._run, name),
-                          help=what)
+                yield Hit(score, matcher.highlight(f"/{name}"), partial(self._run, name), help=what)

@@ -60,15 +60,22 @@ def load_settings(path: Path | None = None) -> Settings:
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ContractError(f"settings file is not valid TOML: {exc}", path=path,
-                                hint="fix or delete the file; the defaults are used") from exc
+            raise ContractError(
+                f"settings file is not valid TOML: {exc}",
+                path=path,
+                hint="fix or delete the file; the defaults are used",
+            ) from exc
     try:
         return Settings(**data)  # type: ignore[arg-type]
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
-        raise ContractError(f"bad setting: {err['msg']}", path=path, where=where,
-                            hint="fix or delete the file; the defaults are used") from exc
+        raise ContractError(
+            f"bad setting: {err['msg']}",
+            path=path,
+            where=where,
+            hint="fix or delete the file; the defaults are used",
+        ) from exc
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> Path:

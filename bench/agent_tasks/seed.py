@@ -49,8 +49,8 @@ REMINDERS = [  # text, at
 ]
 FILES = {
     "expenses.csv": "date,category,amount\n2025-03-01,groceries,54.20\n2025-03-02,transport,"
-                    "12.50\n2025-03-05,groceries,38.75\n2025-03-07,eating out,42.00\n"
-                    "2025-03-09,transport,8.40\n2025-03-11,groceries,61.10\n",
+    "12.50\n2025-03-05,groceries,38.75\n2025-03-07,eating out,42.00\n"
+    "2025-03-09,transport,8.40\n2025-03-11,groceries,61.10\n",
     "trip/packing.txt": "passport\ncharger\nrain jacket\nhiking boots\nsunscreen\n",
     "trip/itinerary.md": "# Lisbon\n- 2025-04-10 fly out 08:15\n- 2025-04-14 fly back 19:40\n",
     "inbox/scan_001.pdf.txt": "Invoice 2025-031 from Acme Web: 120.00 EUR\n",
@@ -63,10 +63,13 @@ FILES = {
 def seed(data_dir: Path, workspace: Path) -> None:
     """Create the personal database and workspace files from scratch."""
     with personal_db(data_dir) as db:
-        db.executemany("INSERT INTO todos (title, due, estimate_h, status) VALUES (?, ?, ?, ?)",
-                       TODOS)
-        db.executemany("INSERT INTO notes (text, tags, created) VALUES (?, ?, ?)",
-                       [(t, json.dumps(g), c) for t, g, c in NOTES])
+        db.executemany(
+            "INSERT INTO todos (title, due, estimate_h, status) VALUES (?, ?, ?, ?)", TODOS
+        )
+        db.executemany(
+            "INSERT INTO notes (text, tags, created) VALUES (?, ?, ?)",
+            [(t, json.dumps(g), c) for t, g, c in NOTES],
+        )
         db.executemany("INSERT INTO reminders (text, at) VALUES (?, ?)", REMINDERS)
     for rel, text in FILES.items():
         path = workspace / rel

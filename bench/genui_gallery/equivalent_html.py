@@ -12,19 +12,25 @@ from typing import Any
 
 from macaron_local.genui import catalogue as C
 
-STYLE = ("<style>body{font-family:sans-serif;max-width:40em;margin:auto}label,fieldset"
-         "{display:block;margin:.5em 0}table{border-collapse:collapse}td,th{border:1px solid "
-         "#ccc;padding:4px}</style>")
-SEND = ("<script>function send(a){const v={};document.querySelectorAll('input').forEach(i=>"
-        "{if(i.type=='checkbox')v[i.name]=i.checked;else if(i.type=='radio'){if(i.checked)"
-        "v[i.name]=i.value}else v[i.name]=i.value});parent.postMessage({action:a,values:v},"
-        "'*')}</script>")
-SORT = ("<script>function sortBy(th){const t=th.closest('table'),i=th.cellIndex,d=th.dataset."
-        "d=th.dataset.d=='1'?'0':'1';const r=[...t.rows].slice(1);r.sort((a,b)=>{const x=a."
-        "cells[i].innerText,y=b.cells[i].innerText;return(isNaN(x-y)?x.localeCompare(y):x-y)*"
-        "(d=='1'?1:-1)});r.forEach(x=>t.tBodies[0].appendChild(x))}function filt(inp,id){const"
-        " q=inp.value.toLowerCase();[...document.getElementById(id).rows].slice(1).forEach(r=>"
-        "r.hidden=!r.innerText.toLowerCase().includes(q))}</script>")
+STYLE = (
+    "<style>body{font-family:sans-serif;max-width:40em;margin:auto}label,fieldset"
+    "{display:block;margin:.5em 0}table{border-collapse:collapse}td,th{border:1px solid "
+    "#ccc;padding:4px}</style>"
+)
+SEND = (
+    "<script>function send(a){const v={};document.querySelectorAll('input').forEach(i=>"
+    "{if(i.type=='checkbox')v[i.name]=i.checked;else if(i.type=='radio'){if(i.checked)"
+    "v[i.name]=i.value}else v[i.name]=i.value});parent.postMessage({action:a,values:v},"
+    "'*')}</script>"
+)
+SORT = (
+    "<script>function sortBy(th){const t=th.closest('table'),i=th.cellIndex,d=th.dataset."
+    "d=th.dataset.d=='1'?'0':'1';const r=[...t.rows].slice(1);r.sort((a,b)=>{const x=a."
+    "cells[i].innerText,y=b.cells[i].innerText;return(isNaN(x-y)?x.localeCompare(y):x-y)*"
+    "(d=='1'?1:-1)});r.forEach(x=>t.tBodies[0].appendChild(x))}function filt(inp,id){const"
+    " q=inp.value.toLowerCase();[...document.getElementById(id).rows].slice(1).forEach(r=>"
+    "r.hidden=!r.innerText.toLowerCase().includes(q))}</script>"
+)
 
 
 def _e(x: Any) -> str:
@@ -40,8 +46,11 @@ def _choice(c: C.Choice) -> str:
     kind = "radio" if c.mode == "single" else "checkbox"
     chosen = c.initial_state()
     chosen = chosen if isinstance(chosen, list) else [chosen]
-    opts = "".join(f'<label><input type="{kind}" name="{c.id}" value="{_e(o)}"'
-                   f'{" checked" if o in chosen else ""}> {_e(o)}</label>' for o in c.options)
+    opts = "".join(
+        f'<label><input type="{kind}" name="{c.id}" value="{_e(o)}"'
+        f"{' checked' if o in chosen else ''}> {_e(o)}</label>"
+        for o in c.options
+    )
     return f"<fieldset><legend>{_e(c.label)}</legend>{opts}</fieldset>"
 
 
@@ -57,8 +66,10 @@ def _range(c: C.Slider | C.Stepper) -> str:
     attrs = f'name="{c.id}" min="{c.min}" max="{c.max}" step="{c.step}" value="{c.value}"'
     if isinstance(c, C.Stepper):
         return f'<label>{_e(c.label)} <input type="number" {attrs}>{unit}</label>'
-    return (f'<label>{_e(c.label)} <input type="range" {attrs} oninput="this.nextElementSibling'
-            f'.value=this.value"><output>{c.value}</output>{unit}</label>')
+    return (
+        f'<label>{_e(c.label)} <input type="range" {attrs} oninput="this.nextElementSibling'
+        f'.value=this.value"><output>{c.value}</output>{unit}</label>'
+    )
 
 
 def _table(c: C.Table) -> str:
@@ -73,15 +84,20 @@ def _chart(c: C.Chart) -> str:
     top, n = max(max(c.values), 1), len(c.values)
     w = 400 / n
     if c.kind == "bar":
-        marks = "".join(f'<rect x="{i * w + 2:.0f}" y="{150 - v / top * 150:.0f}" '
-                        f'width="{w - 4:.0f}" height="{v / top * 150:.0f}" fill="#47c"/>'
-                        for i, v in enumerate(c.values))
+        marks = "".join(
+            f'<rect x="{i * w + 2:.0f}" y="{150 - v / top * 150:.0f}" '
+            f'width="{w - 4:.0f}" height="{v / top * 150:.0f}" fill="#47c"/>'
+            for i, v in enumerate(c.values)
+        )
     else:
-        pts = " ".join(f"{i * w + w / 2:.0f},{150 - v / top * 150:.0f}"
-                       for i, v in enumerate(c.values))
+        pts = " ".join(
+            f"{i * w + w / 2:.0f},{150 - v / top * 150:.0f}" for i, v in enumerate(c.values)
+        )
         marks = f'<polyline points="{pts}" fill="none" stroke="#47c"/>'
-    labels = "".join(f'<text x="{i * w + w / 2:.0f}" y="165" font-size="10" '
-                     f'text-anchor="middle">{_e(lb)}</text>' for i, lb in enumerate(c.labels))
+    labels = "".join(
+        f'<text x="{i * w + w / 2:.0f}" y="165" font-size="10" text-anchor="middle">{_e(lb)}</text>'
+        for i, lb in enumerate(c.labels)
+    )
     title = f"<h3>{_e(c.title)}</h3>" if c.title else ""
     return f'{title}<svg width="400" height="170">{marks}{labels}</svg>'
 
@@ -109,20 +125,26 @@ def _one(c: C.Component) -> str:  # noqa: PLR0911 - one branch per component typ
         return _table(c)
     if isinstance(c, C.ListComponent):
         tag = "ol" if c.ordered else "ul"
-        item = ("<li><label><input type=\"checkbox\"> {}</label></li>" if c.checkable
-                else "<li>{}</li>")
+        item = (
+            '<li><label><input type="checkbox"> {}</label></li>' if c.checkable else "<li>{}</li>"
+        )
         return f"<{tag}>" + "".join(item.format(_e(t)) for t in c.items) + f"</{tag}>"
     if isinstance(c, C.Tabs):
-        return "".join(f"<details{' open' if i == 0 else ''}><summary>{_e(t.label)}</summary>"
-                       f"{_many(t.components)}</details>" for i, t in enumerate(c.tabs))
+        return "".join(
+            f"<details{' open' if i == 0 else ''}><summary>{_e(t.label)}</summary>"
+            f"{_many(t.components)}</details>"
+            for i, t in enumerate(c.tabs)
+        )
     if isinstance(c, C.Progress):
         label = f"{_e(c.label)} " if c.label else ""
         return f'<label>{label}<progress value="{c.value}" max="1"></progress></label>'
     if isinstance(c, C.Chart):
         return _chart(c)
     if isinstance(c, C.Form):
-        return (f"<form onsubmit=\"send('{c.action}');return false\">{_many(c.children())}"
-                f"<button>{_e(c.submit)}</button></form>")
+        return (
+            f"<form onsubmit=\"send('{c.action}');return false\">{_many(c.children())}"
+            f"<button>{_e(c.submit)}</button></form>"
+        )
     return f"<div>{_e(c.caption())}</div>"
 
 
@@ -138,6 +160,8 @@ def equivalent_html(doc: C.Document) -> str:
         scripts += SEND
     if any(isinstance(c, C.Table) and (c.sortable or c.filterable) for c in comps):
         scripts += SORT
-    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{_e(doc.title)}'
-            f"</title>{STYLE}</head><body>\n<h1>{_e(doc.title)}</h1>\n"
-            f"{_many(doc.components)}\n{scripts}</body></html>")
+    return (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{_e(doc.title)}'
+        f"</title>{STYLE}</head><body>\n<h1>{_e(doc.title)}</h1>\n"
+        f"{_many(doc.components)}\n{scripts}</body></html>"
+    )

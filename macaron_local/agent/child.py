@@ -125,8 +125,9 @@ class Repl:
         if "promote" in smith:
             self.ns["promote_tool"] = ToolFunction(self.chan, "toolsmith.promote", smith["promote"])
 
-    def _save_tool(self, func: Any, cases: list[Any] | None = None,
-                   source: str | None = None) -> Any:
+    def _save_tool(
+        self, func: Any, cases: list[Any] | None = None, source: str | None = None
+    ) -> Any:
         """save_tool(func, cases=[[args, expected], ...]) keeps ``func`` as a candidate tool."""
         import inspect
 
@@ -134,8 +135,14 @@ class Repl:
         if source is None:
             target = self.ns[name] if isinstance(func, str) else func
             source = inspect.getsource(target)
-        self.chan.send({"op": "call", "tool": "toolsmith.save", "args": [name, source],
-                        "kwargs": {"cases": cases or []}})
+        self.chan.send(
+            {
+                "op": "call",
+                "tool": "toolsmith.save",
+                "args": [name, source],
+                "kwargs": {"cases": cases or []},
+            }
+        )
         reply = self.chan.recv()
         if reply.get("op") == "raise":
             _raise_from(reply)
@@ -200,8 +207,14 @@ class Repl:
         except (TypeError, ValueError):
             value = repr(value)
         rusage = resource.getrusage(resource.RUSAGE_SELF)
-        return {"op": "done", "output": text, "status": status, "truncated": truncated,
-                "value": value, "cpu": rusage.ru_utime + rusage.ru_stime}
+        return {
+            "op": "done",
+            "output": text,
+            "status": status,
+            "truncated": truncated,
+            "value": value,
+            "cpu": rusage.ru_utime + rusage.ru_stime,
+        }
 
 
 def _one_line(exc: BaseException) -> str:

@@ -33,8 +33,10 @@ def _day(text: str, today: date) -> date:
     try:
         return date.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"unknown date {text!r} (use 'YYYY-MM-DD', 'today', 'tomorrow' "
-                         "or a weekday 'mon'..'sun')") from None
+        raise ValueError(
+            f"unknown date {text!r} (use 'YYYY-MM-DD', 'today', 'tomorrow' "
+            "or a weekday 'mon'..'sun')"
+        ) from None
 
 
 def parse_at(text: str, now: datetime) -> str:
@@ -51,9 +53,13 @@ def parse_at(text: str, now: datetime) -> str:
     day, _, clock = raw.partition(" ")
     try:
         hh, mm = (int(x) for x in clock.split(":"))
-        return datetime.combine(_day(day, now.date()), datetime.min.time()).replace(
-            hour=hh, minute=mm).strftime("%Y-%m-%dT%H:%M")
+        return (
+            datetime.combine(_day(day, now.date()), datetime.min.time())
+            .replace(hour=hh, minute=mm)
+            .strftime("%Y-%m-%dT%H:%M")
+        )
     except ValueError:
-        raise ValueError(f"unknown time {text!r} (use 'YYYY-MM-DDTHH:MM', 'today HH:MM', "
-                         "'tomorrow HH:MM', '<weekday> HH:MM' or 'in 20m' / 'in 2h' / 'in 3d')"
-                         ) from None
+        raise ValueError(
+            f"unknown time {text!r} (use 'YYYY-MM-DDTHH:MM', 'today HH:MM', "
+            "'tomorrow HH:MM', '<weekday> HH:MM' or 'in 20m' / 'in 2h' / 'in 3d')"
+        ) from None

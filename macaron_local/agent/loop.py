@@ -66,13 +66,13 @@ def run_call(body: str, gate: ToolGate | None, limit: int = CALL_RESULT_CHARS) -
         req = json.loads(body)
         name, args = req["tool"], req.get("args", {})
     except (ValueError, KeyError, TypeError) as exc:
-        return (f"ValueError: a call block is {{\"tool\": name, \"args\": {{...}}}} ({exc})",
-                "error")
+        return (f'ValueError: a call block is {{"tool": name, "args": {{...}}}} ({exc})', "error")
     if gate is None:
         return "RuntimeError: no tools in this session", "error"
     try:
-        value = (gate.call(name, args, {}) if isinstance(args, list)
-                 else gate.call(name, (), dict(args)))
+        value = (
+            gate.call(name, args, {}) if isinstance(args, list) else gate.call(name, (), dict(args))
+        )
     except Exception as exc:  # noqa: BLE001 - every failure goes back to the model
         status = "declined" if "declined" in str(exc) else "error"
         return f"{type(exc).__name__}: {exc}", status
@@ -86,8 +86,14 @@ def _status(output: str, status: str) -> str:
     return status
 
 
-def run_agent(step: Step, messages: list[dict[str, str]], repl: Repl | None,
-              tools: ToolGate | None, *, max_steps: int = DEFAULT_MAX_STEPS) -> AgentOutcome:
+def run_agent(
+    step: Step,
+    messages: list[dict[str, str]],
+    repl: Repl | None,
+    tools: ToolGate | None,
+    *,
+    max_steps: int = DEFAULT_MAX_STEPS,
+) -> AgentOutcome:
     """Loop the model and the tools until a final answer or ``max_steps`` tool steps."""
     episode = [dict(m) for m in messages]
     calls: list[ToolCall] = []
@@ -110,8 +116,7 @@ def run_agent(step: Step, messages: list[dict[str, str]], repl: Repl | None,
         episode.append({"role": "tool", "content": result})
 
 
-def _execute(kind: str, body: str, repl: Repl | None, tools: ToolGate | None
-             ) -> tuple[str, str]:
+def _execute(kind: str, body: str, repl: Repl | None, tools: ToolGate | None) -> tuple[str, str]:
     if kind == "call":
         limit = repl.policy.output_chars if repl else CALL_RESULT_CHARS
         return run_call(body, tools, limit)

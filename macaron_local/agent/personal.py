@@ -50,13 +50,22 @@ def personal_db(data_dir: Path) -> Iterator[sqlite3.Connection]:
 
 
 def note(row: sqlite3.Row) -> dict[str, Any]:
-    return {"id": row["id"], "text": row["text"], "tags": json.loads(row["tags"]),
-            "created": row["created"]}
+    return {
+        "id": row["id"],
+        "text": row["text"],
+        "tags": json.loads(row["tags"]),
+        "created": row["created"],
+    }
 
 
 def todo(row: sqlite3.Row) -> dict[str, Any]:
-    return {"id": row["id"], "title": row["title"], "due": row["due"],
-            "estimate_h": row["estimate_h"], "status": row["status"]}
+    return {
+        "id": row["id"],
+        "title": row["title"],
+        "due": row["due"],
+        "estimate_h": row["estimate_h"],
+        "status": row["status"],
+    }
 
 
 def reminder(row: sqlite3.Row) -> dict[str, Any]:

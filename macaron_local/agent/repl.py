@@ -60,8 +60,9 @@ class _Child:
         self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.cpu_used = 0.0
         assert proc.stdout is not None
-        threading.Thread(target=self._read, args=(proc.stdout,), daemon=True,
-                         name=f"repl-reader-{proc.pid}").start()
+        threading.Thread(
+            target=self._read, args=(proc.stdout,), daemon=True, name=f"repl-reader-{proc.pid}"
+        ).start()
 
     def _read(self, stream: IO[str]) -> None:
         for line in stream:
@@ -147,27 +148,47 @@ class Repl:
 
     def _spawn(self) -> _Child:
         os.makedirs(self.policy.workspace, exist_ok=True)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
-               "HOME": self.policy.workspace, "PYTHONHASHSEED": "0"}
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "LANG": "C.UTF-8",
+            "HOME": self.policy.workspace,
+            "PYTHONHASHSEED": "0",
+        }
         prefix = () if self.policy.network else sandbox.netns_prefix()
         proc = subprocess.Popen(
             [*prefix, sys.executable, "-I", "-m", "macaron_local.agent.child"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True, encoding="utf-8", bufsize=1, cwd=self.policy.workspace, env=env,
-            start_new_session=True, close_fds=True)
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            encoding="utf-8",
+            bufsize=1,
+            cwd=self.policy.workspace,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
         child = _Child(proc)
         isolation = "none" if self.policy.network else sandbox.isolation_name(prefix)
-        child.send({"op": "init", "policy": self.policy.to_dict(), "isolation": isolation,
-                    "tools": self.gate.namespace() if self.gate else {},
-                    "promoted": [p.__dict__ for p in (self._promoted() if self._promoted else [])]})
+        child.send(
+            {
+                "op": "init",
+                "policy": self.policy.to_dict(),
+                "isolation": isolation,
+                "tools": self.gate.namespace() if self.gate else {},
+                "promoted": [p.__dict__ for p in (self._promoted() if self._promoted else [])],
+            }
+        )
         try:
             ready = child.inbox.get(timeout=STARTUP_TIMEOUT_S)
         except queue.Empty:
             ready = None
         if not ready or ready.get("op") != "ready":
             child.kill()
-            raise MacaronError("the REPL child did not start",
-                               hint="check that `python -m macaron_local.agent.child` runs")
+            raise MacaronError(
+                "the REPL child did not start",
+                hint="check that `python -m macaron_local.agent.child` runs",
+            )
         self.isolation = ready["isolation"]
         self.startup_failures = ready.get("failed", [])
         for failure in self.startup_failures:
@@ -214,15 +235,21 @@ class Repl:
                 self._report_failure(msg["name"], msg["error"])
             elif msg.get("op") == "done":
                 child.cpu_used = float(msg.get("cpu", child.cpu_used))
-                return ReplResult(msg["output"], msg["status"], truncated=msg["truncated"],
-                                  seconds=time.monotonic() - started, value=msg.get("value"))
+                return ReplResult(
+                    msg["output"],
+                    msg["status"],
+                    truncated=msg["truncated"],
+                    seconds=time.monotonic() - started,
+                    value=msg.get("value"),
+                )
 
     def _answer(self, child: _Child, msg: dict[str, Any]) -> None:
         if self.gate is None:
             reply = error_reply(NameError(f"no tools in this REPL ({msg.get('tool')})"))
         else:
-            reply = self.gate.answer(msg.get("tool", ""), msg.get("args", []),
-                                     msg.get("kwargs", {}))
+            reply = self.gate.answer(
+                msg.get("tool", ""), msg.get("args", []), msg.get("kwargs", {})
+            )
         try:
             child.send(reply)
         except (BrokenPipeError, OSError):
@@ -234,16 +261,22 @@ class Repl:
 
     def _timed_out(self, child: _Child, started: float) -> ReplResult:
         self._replace(child)
-        text = (f"TimeoutError: the block ran longer than {self.policy.wall_seconds:g}s "
-                f"and was stopped; {LOST}")
+        text = (
+            f"TimeoutError: the block ran longer than {self.policy.wall_seconds:g}s "
+            f"and was stopped; {LOST}"
+        )
         return ReplResult(text, "timeout", restarted=True, seconds=time.monotonic() - started)
 
     def _crashed(self, child: _Child, started: float) -> ReplResult:
         child.proc.wait()
         code = child.proc.returncode
         self._replace(child)
-        return ReplResult(f"{_death_cause(code, self.policy)}; {LOST}", "crashed",
-                          restarted=True, seconds=time.monotonic() - started)
+        return ReplResult(
+            f"{_death_cause(code, self.policy)}; {LOST}",
+            "crashed",
+            restarted=True,
+            seconds=time.monotonic() - started,
+        )
 
     def _replace(self, child: _Child) -> None:
         child.kill()
@@ -254,8 +287,10 @@ class Repl:
 
 def _death_cause(code: int | None, policy: SandboxPolicy) -> str:
     if code == -signal.SIGXCPU or code == -signal.SIGKILL:
-        return (f"RuntimeError: the REPL process was killed (CPU limit of "
-                f"{policy.cpu_seconds:g}s per block, or memory limit of {policy.memory_mb} MB)")
+        return (
+            f"RuntimeError: the REPL process was killed (CPU limit of "
+            f"{policy.cpu_seconds:g}s per block, or memory limit of {policy.memory_mb} MB)"
+        )
     if code is not None and code < 0:
         return f"RuntimeError: the REPL process was killed by {signal.Signals(-code).name}"
     return f"RuntimeError: the REPL process exited (status {code})"

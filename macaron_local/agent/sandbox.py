@@ -58,10 +58,16 @@ class SandboxPolicy:
         """The policy for a profile's ``[repl]`` section, rooted at ``workspace``."""
         lim = repl.limits
         values: dict[str, Any] = dict(
-            workspace=str(workspace), filesystem=repl.filesystem, network=repl.network,
-            subprocess=repl.subprocess, cpu_seconds=lim.cpu_seconds,
-            wall_seconds=lim.wall_seconds, memory_mb=lim.memory_mb,
-            output_chars=lim.output_chars, home=str(Path.home()))
+            workspace=str(workspace),
+            filesystem=repl.filesystem,
+            network=repl.network,
+            subprocess=repl.subprocess,
+            cpu_seconds=lim.cpu_seconds,
+            wall_seconds=lim.wall_seconds,
+            memory_mb=lim.memory_mb,
+            output_chars=lim.output_chars,
+            home=str(Path.home()),
+        )
         values.update(overrides)
         return cls(**values)
 
@@ -131,32 +137,77 @@ def set_step_cpu_limit(pid: int, used_s: float, budget_s: float) -> None:
 
 # --- the audit guard -------------------------------------------------------------------------
 
-ALWAYS_BLOCKED = frozenset({
-    "os.kill", "os.killpg", "signal.pthread_kill", "resource.setrlimit", "resource.prlimit",
-    "gc.get_referrers", "gc.get_referents", "gc.get_objects", "sys.settrace",
-    "webbrowser.open", "os.startfile", "syslog.openlog",
-})
-SUBPROCESS_EVENTS = frozenset({
-    "os.fork", "os.forkpty", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
-    "subprocess.Popen", "pty.spawn",
-})
-NETWORK_PREFIXES = ("socket.", "urllib.", "http.", "ftplib.", "smtplib.", "imaplib.", "poplib.",
-                    "telnetlib.", "nntplib.")
+ALWAYS_BLOCKED = frozenset(
+    {
+        "os.kill",
+        "os.killpg",
+        "signal.pthread_kill",
+        "resource.setrlimit",
+        "resource.prlimit",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "gc.get_objects",
+        "sys.settrace",
+        "webbrowser.open",
+        "os.startfile",
+        "syslog.openlog",
+    }
+)
+SUBPROCESS_EVENTS = frozenset(
+    {
+        "os.fork",
+        "os.forkpty",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "subprocess.Popen",
+        "pty.spawn",
+    }
+)
+NETWORK_PREFIXES = (
+    "socket.",
+    "urllib.",
+    "http.",
+    "ftplib.",
+    "smtplib.",
+    "imaplib.",
+    "poplib.",
+    "telnetlib.",
+    "nntplib.",
+)
 BLOCKED_IMPORTS = frozenset({"ctypes", "_ctypes", "cffi", "_xxsubinterpreters"})
 SUBPROCESS_IMPORTS = frozenset({"_posixsubprocess", "pty", "multiprocessing"})
 # (event, indexes of path arguments, writes?)
 PATH_EVENTS: dict[str, tuple[tuple[int, ...], bool]] = {
-    "os.listdir": ((0,), False), "os.scandir": ((0,), False), "os.chdir": ((0,), False),
-    "os.listxattr": ((0,), False), "os.getxattr": ((0,), False),
-    "os.mkdir": ((0,), True), "os.rmdir": ((0,), True), "os.remove": ((0,), True),
-    "os.rename": ((0, 1), True), "os.link": ((0, 1), True), "os.symlink": ((0, 1), True),
-    "os.truncate": ((0,), True), "os.chmod": ((0,), True), "os.chown": ((0,), True),
-    "os.utime": ((0,), True), "os.chflags": ((0,), True), "os.setxattr": ((0,), True),
-    "os.removexattr": ((0,), True), "os.mkfifo": ((0,), True), "os.mknod": ((0,), True),
-    "shutil.copyfile": ((0, 1), True), "shutil.copytree": ((0, 1), True),
-    "shutil.rmtree": ((0,), True), "shutil.move": ((0, 1), True),
-    "shutil.copymode": ((0, 1), True), "shutil.copystat": ((0, 1), True),
-    "shutil.make_archive": ((0,), True), "shutil.unpack_archive": ((0, 1), True),
+    "os.listdir": ((0,), False),
+    "os.scandir": ((0,), False),
+    "os.chdir": ((0,), False),
+    "os.listxattr": ((0,), False),
+    "os.getxattr": ((0,), False),
+    "os.mkdir": ((0,), True),
+    "os.rmdir": ((0,), True),
+    "os.remove": ((0,), True),
+    "os.rename": ((0, 1), True),
+    "os.link": ((0, 1), True),
+    "os.symlink": ((0, 1), True),
+    "os.truncate": ((0,), True),
+    "os.chmod": ((0,), True),
+    "os.chown": ((0,), True),
+    "os.utime": ((0,), True),
+    "os.chflags": ((0,), True),
+    "os.setxattr": ((0,), True),
+    "os.removexattr": ((0,), True),
+    "os.mkfifo": ((0,), True),
+    "os.mknod": ((0,), True),
+    "shutil.copyfile": ((0, 1), True),
+    "shutil.copytree": ((0, 1), True),
+    "shutil.rmtree": ((0,), True),
+    "shutil.move": ((0, 1), True),
+    "shutil.copymode": ((0, 1), True),
+    "shutil.copystat": ((0, 1), True),
+    "shutil.make_archive": ((0,), True),
+    "shutil.unpack_archive": ((0, 1), True),
 }
 READ_ONLY_FILES = frozenset({"/dev/null", "/dev/urandom", "/dev/random", "/dev/zero"})
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -216,8 +267,11 @@ def make_guard(policy: SandboxPolicy) -> Callable[[str, tuple[Any, ...]], None]:
     def guard(event: str, args: tuple[Any, ...]) -> None:
         if event == "open":
             path, mode, flags = (tuple(args) + (None, None, None))[:3]
-            write = (any(c in mode for c in "wax+") if isinstance(mode, str)
-                     else bool((flags or 0) & WRITE_FLAGS))
+            write = (
+                any(c in mode for c in "wax+")
+                if isinstance(mode, str)
+                else bool((flags or 0) & WRITE_FLAGS)
+            )
             check_path(path, write, "open")
         elif event in PATH_EVENTS:
             idx, write = PATH_EVENTS[event]
@@ -230,8 +284,11 @@ def make_guard(policy: SandboxPolicy) -> Callable[[str, tuple[Any, ...]], None]:
             deny(f"import {args[0]}")
         elif event.startswith("ctypes."):
             deny(event)
-        elif event in ("object.__setattr__", "object.__delattr__") and len(args) > 1 \
-                and args[1] in ("__code__", "__closure__", "__globals__"):
+        elif (
+            event in ("object.__setattr__", "object.__delattr__")
+            and len(args) > 1
+            and args[1] in ("__code__", "__closure__", "__globals__")
+        ):
             deny(f"changing {args[1]}")
         elif no_network and event.startswith(NETWORK_PREFIXES):
             deny(f"network access ({event})")

@@ -26,26 +26,44 @@ if TYPE_CHECKING:
 class AgentSession:
     """The agent side of one chat session (one REPL child, started on first use)."""
 
-    def __init__(self, profile: Profile, registry: ToolRegistry, *, label: str = "L1",
-                 confirm: ConfirmFn | None = None, auto_approve: Sequence[str] = (),
-                 workspace: Path | None = None, context: ToolContext | None = None) -> None:
+    def __init__(
+        self,
+        profile: Profile,
+        registry: ToolRegistry,
+        *,
+        label: str = "L1",
+        confirm: ConfirmFn | None = None,
+        auto_approve: Sequence[str] = (),
+        workspace: Path | None = None,
+        context: ToolContext | None = None,
+    ) -> None:
         ws = workspace or (context.workspace if context else paths.data_dir() / "workspace")
         self.context = context or ToolContext(workspace=ws, data_dir=paths.data_dir())
         self.policy = SandboxPolicy.from_profile(profile.repl, ws)
         self.toolsmith = Toolsmith(self.policy, reserved=frozenset(registry.modules))
         if "toolsmith.save" not in registry.tools:
             self.toolsmith.register(registry)
-        self.gate = ToolGate(registry, allow=profile.tool_patterns(label), confirm=confirm,
-                             auto_approve=auto_approve, context=self.context)
-        self.repl = Repl(self.policy, self.gate, promoted=self.toolsmith.promoted,
-                         on_tool_failed=self.toolsmith.record_failure)
+        self.gate = ToolGate(
+            registry,
+            allow=profile.tool_patterns(label),
+            confirm=confirm,
+            auto_approve=auto_approve,
+            context=self.context,
+        )
+        self.repl = Repl(
+            self.policy,
+            self.gate,
+            promoted=self.toolsmith.promoted,
+            on_tool_failed=self.toolsmith.record_failure,
+        )
 
     def tool_descriptions(self) -> dict[str, str]:
         """``module -> one line`` of the tools this label may use (router and L1 ``{tools}``)."""
         return self.gate.descriptions()
 
-    def run(self, step: Step, messages: list[dict[str, str]], *,
-            max_steps: int = DEFAULT_MAX_STEPS) -> AgentOutcome:
+    def run(
+        self, step: Step, messages: list[dict[str, str]], *, max_steps: int = DEFAULT_MAX_STEPS
+    ) -> AgentOutcome:
         return run_agent(step, messages, self.repl, self.gate, max_steps=max_steps)
 
     def close(self) -> None:

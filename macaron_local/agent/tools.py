@@ -75,8 +75,10 @@ class ToolRegistry:
 
     def add(self, spec: ToolSpec) -> None:
         if spec.name in self.tools and self.tools[spec.name].plugin != spec.plugin:
-            raise PluginError(f"tool {spec.name!r} is already registered by plugin "
-                              f"{self.tools[spec.name].plugin!r}")
+            raise PluginError(
+                f"tool {spec.name!r} is already registered by plugin "
+                f"{self.tools[spec.name].plugin!r}"
+            )
         self.tools[spec.name] = spec
 
     def describe_module(self, module: str, description: str) -> None:
@@ -91,8 +93,12 @@ class ToolRegistry:
     def descriptions(self, names: Sequence[str] | None = None) -> dict[str, str]:
         """``module -> description`` for the router and the L1 prompt's ``{tools}``."""
         wanted = {self.tools[n].module for n in (names if names is not None else self.tools)}
-        return {m: self.modules.get(m, ", ".join(sorted(
-            s.function for s in self.tools.values() if s.module == m))) for m in sorted(wanted)}
+        return {
+            m: self.modules.get(
+                m, ", ".join(sorted(s.function for s in self.tools.values() if s.module == m))
+            )
+            for m in sorted(wanted)
+        }
 
 
 @dataclass(frozen=True)
@@ -108,7 +114,8 @@ class ToolContext:
 
 
 _CONTEXT: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar(
-    "macaron_tool_context", default=None)
+    "macaron_tool_context", default=None
+)
 
 
 def default_context() -> ToolContext:
@@ -168,8 +175,11 @@ class ToolGate:
 
     def visible(self, *, discrete: bool | None = None) -> list[ToolSpec]:
         """Allowed tools (only discrete / only REPL ones when ``discrete`` is given)."""
-        return [s for n, s in sorted(self.registry.tools.items())
-                if self.allowed(n) and (discrete is None or s.discrete == discrete)]
+        return [
+            s
+            for n, s in sorted(self.registry.tools.items())
+            if self.allowed(n) and (discrete is None or s.discrete == discrete)
+        ]
 
     def namespace(self) -> dict[str, dict[str, str]]:
         """``module -> {function: doc}`` of the tools bound in the REPL."""
@@ -185,10 +195,12 @@ class ToolGate:
         if spec.always_confirm:
             return True
         return spec.side_effect and not any(
-            fnmatch.fnmatchcase(spec.name, p) for p in self.auto_approve)
+            fnmatch.fnmatchcase(spec.name, p) for p in self.auto_approve
+        )
 
-    def call(self, name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None
-             ) -> Any:
+    def call(
+        self, name: str, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
         """Run tool ``name``; raises what the tool raised, PermissionError or TimeoutError."""
         kwargs = kwargs or {}
         spec = self.registry.get(name)
@@ -228,8 +240,10 @@ class ToolGate:
         worker.start()
         worker.join(self.timeout_s)
         if worker.is_alive():
-            raise PluginError(f"tool {spec.name} (plugin {spec.plugin or '?'}) did not answer "
-                              f"within {self.timeout_s:g}s")
+            raise PluginError(
+                f"tool {spec.name} (plugin {spec.plugin or '?'}) did not answer "
+                f"within {self.timeout_s:g}s"
+            )
         if "error" in box:
             raise box["error"]
         return box.get("value")

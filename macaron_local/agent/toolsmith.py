@@ -34,8 +34,11 @@ Case = dict[str, Any]  # {"args": [...], "kwargs": {...}, "expected": ...}
 def normalise_case(case: Any) -> Case:
     """``[args, expected]``, ``(args, expected)`` or a dict with args/kwargs/expected."""
     if isinstance(case, dict) and "expected" in case:
-        return {"args": list(case.get("args", [])), "kwargs": dict(case.get("kwargs", {})),
-                "expected": case["expected"]}
+        return {
+            "args": list(case.get("args", [])),
+            "kwargs": dict(case.get("kwargs", {})),
+            "expected": case["expected"],
+        }
     if isinstance(case, list | tuple) and len(case) == 2:
         args = case[0] if isinstance(case[0], list | tuple) else [case[0]]
         return {"args": list(args), "kwargs": {}, "expected": case[1]}
@@ -58,8 +61,12 @@ def same(got: Any, want: Any) -> bool:
 class Toolsmith:
     """The candidate / promoted / demoted helpers of this user, shared by all sessions."""
 
-    def __init__(self, policy: SandboxPolicy, root: Path | None = None,
-                 reserved: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        policy: SandboxPolicy,
+        root: Path | None = None,
+        reserved: frozenset[str] = frozenset(),
+    ) -> None:
         self.policy = policy
         self.root = root or paths.data_dir() / "tools"
         self.reserved = reserved | {"save_tool", "promote_tool"}
@@ -79,8 +86,9 @@ class Toolsmith:
 
     def _log(self, kind: str, name: str, **details: Any) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        line = json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%S"), "event": kind,
-                           "tool": name, **details})
+        line = json.dumps(
+            {"at": time.strftime("%Y-%m-%dT%H:%M:%S"), "event": kind, "tool": name, **details}
+        )
         with open(self.root / "events.jsonl", "a", encoding="utf-8") as fh:
             fh.write(line + "\n")
 
@@ -98,7 +106,8 @@ class Toolsmith:
         folder = self.root / "references"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{name}.json").write_text(
-            json.dumps([normalise_case(c) for c in cases]), encoding="utf-8")
+            json.dumps([normalise_case(c) for c in cases]), encoding="utf-8"
+        )
 
     def references(self, name: str) -> list[Case]:
         path = self.root / "references" / f"{name}.json"
@@ -115,8 +124,13 @@ class Toolsmith:
             raise ValueError(f"{name} failed its own case: {failures[0]}")
         with self._lock:
             data = self._load()
-            data[name] = {"name": name, "source": source, "cases": own, "status": "candidate",
-                          "saved_at": time.time()}
+            data[name] = {
+                "name": name,
+                "source": source,
+                "cases": own,
+                "status": "candidate",
+                "saved_at": time.time(),
+            }
             self._save(data)
         self._log("saved", name, cases=len(own))
         return {"name": name, "status": "candidate", "passed": len(own)}
@@ -132,8 +146,10 @@ class Toolsmith:
         failed = len(self.validate(name, entry["source"], refs))
         if failed:
             self._log("promotion_refused", name, failed=failed, of=len(refs))
-            raise ValueError(f"{name} failed {failed} of {len(refs)} held-out reference cases; "
-                             "it stays a candidate")
+            raise ValueError(
+                f"{name} failed {failed} of {len(refs)} held-out reference cases; "
+                "it stays a candidate"
+            )
         self._set_status(name, "promoted")
         self._log("promoted", name, cases=len(refs))
         return {"name": name, "status": "promoted", "passed": len(refs)}
@@ -160,8 +176,11 @@ class Toolsmith:
         return demoted
 
     def promoted(self) -> list[PromotedSource]:
-        return [PromotedSource(n, e["source"]) for n, e in sorted(self._load().items())
-                if e["status"] == "promoted"]
+        return [
+            PromotedSource(n, e["source"])
+            for n, e in sorted(self._load().items())
+            if e["status"] == "promoted"
+        ]
 
     def _set_status(self, name: str, status: str, **extra: Any) -> None:
         with self._lock:
@@ -191,8 +210,9 @@ class Toolsmith:
                 return [f"defining it raised {setup.output}"]
             for case in cases:
                 payload = json.dumps([case["args"], case["kwargs"]])
-                got = repl.eval_json(f"import json as _j\n_c = _j.loads({payload!r})\n"
-                                     f"{name}(*_c[0], **_c[1])")
+                got = repl.eval_json(
+                    f"import json as _j\n_c = _j.loads({payload!r})\n{name}(*_c[0], **_c[1])"
+                )
                 if got.status != "ok":
                     failures.append(f"{name}(*{case['args']!r}) raised {got.output}")
                 elif not same(got.value, case["expected"]):
@@ -204,8 +224,20 @@ class Toolsmith:
     def register(self, registry: ToolRegistry) -> None:
         """Add ``toolsmith.save`` / ``toolsmith.promote`` (bound as save_tool / promote_tool)."""
         registry.describe_module("toolsmith", "save a helper you wrote as a tool; promote it")
-        registry.add(ToolSpec("toolsmith.save", self.save, "save_tool(func, cases=[[args, "
-                              "expected], ...]) keeps a helper as a candidate", plugin="toolsmith"))
-        registry.add(ToolSpec("toolsmith.promote", self.promote, "promote_tool(name) makes a "
-                              "candidate a tool in later sessions after held-out validation",
-                              plugin="toolsmith"))
+        registry.add(
+            ToolSpec(
+                "toolsmith.save",
+                self.save,
+                "save_tool(func, cases=[[args, expected], ...]) keeps a helper as a candidate",
+                plugin="toolsmith",
+            )
+        )
+        registry.add(
+            ToolSpec(
+                "toolsmith.promote",
+                self.promote,
+                "promote_tool(name) makes a "
+                "candidate a tool in later sessions after held-out validation",
+                plugin="toolsmith",
+            )
+        )

@@ -47,10 +47,14 @@ def status_cmd(profile_id: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(st, indent=1))
         return
-    click.echo(f"experience logging: {'ON' if st['opt_in'] else 'off'}"
-               f" (retention {st['retention_days'] or 'until purged'} days)")
-    click.echo(f"kept turns: {st['turns']} {st['per_label']}; signals {st['signals']}; "
-               f"redacted parts {st['redactions']}; excluded chats {st['excluded_sessions']}")
+    click.echo(
+        f"experience logging: {'ON' if st['opt_in'] else 'off'}"
+        f" (retention {st['retention_days'] or 'until purged'} days)"
+    )
+    click.echo(
+        f"kept turns: {st['turns']} {st['per_label']}; signals {st['signals']}; "
+        f"redacted parts {st['redactions']}; excluded chats {st['excluded_sessions']}"
+    )
     click.echo(EXPLAINER)
 
 
@@ -130,8 +134,9 @@ def purge_cmd(yes: bool, profile_id: str) -> None:
 @click.option("--no-promote", is_flag=True, help="Never promote, even when the gate passes.")
 @click.option("--quiet", is_flag=True)
 @edge
-def run_cmd(label: str, profile_id: str, steps: int | None, niceness: int, no_promote: bool,
-            quiet: bool) -> None:
+def run_cmd(
+    label: str, profile_id: str, steps: int | None, niceness: int, no_promote: bool, quiet: bool
+) -> None:
     """Learn a new LABEL revision from experience; promote it only if the gate passes."""
     import threading
 
@@ -142,9 +147,15 @@ def run_cmd(label: str, profile_id: str, steps: int | None, niceness: int, no_pr
     db, profile = _open(profile_id)
     cancel = threading.Event()
     try:
-        report = run_refine(label, profile=profile, db=db, config=cfg, cancel=cancel,
-                            promote=not no_promote,
-                            echo=(lambda s: None) if quiet else click.echo)
+        report = run_refine(
+            label,
+            profile=profile,
+            db=db,
+            config=cfg,
+            cancel=cancel,
+            promote=not no_promote,
+            echo=(lambda s: None) if quiet else click.echo,
+        )
     except KeyboardInterrupt:
         cancel.set()
         raise
@@ -153,21 +164,31 @@ def run_cmd(label: str, profile_id: str, steps: int | None, niceness: int, no_pr
 
 
 @click.command("harness")
-@click.option("--suite", "suite", default="default", show_default=True,
-              help="A suite folder or name under bench/harness_suite.")
+@click.option(
+    "--suite",
+    "suite",
+    default="default",
+    show_default=True,
+    help="A suite folder or name under bench/harness_suite.",
+)
 @_PROFILE
 @click.option("--budget", type=int, default=4, show_default=True, help="Variants to try.")
 @click.option("--limit", type=int, default=0, help="Only the first N tasks (0: all).")
-@click.option("--write/--no-write", default=True, show_default=True,
-              help="Save the best variant as a new user profile version.")
+@click.option(
+    "--write/--no-write",
+    default=True,
+    show_default=True,
+    help="Save the best variant as a new user profile version.",
+)
 @edge
 def harness_cmd(suite: str, profile_id: str, budget: int, limit: int, write: bool) -> None:
     """Search profile variants with the weights frozen; print coverage job by job."""
     from macaron_local.refine.harness import run_search
 
     os.nice(19)
-    result = run_search(suite, profile_id=profile_id, budget=budget, limit=limit,
-                        write=write, echo=click.echo)
+    result = run_search(
+        suite, profile_id=profile_id, budget=budget, limit=limit, write=write, echo=click.echo
+    )
     click.echo(result.summary)
 
 

@@ -61,8 +61,12 @@ class Datasets:
                 "checkable": len(s.checkable),
             }
 
-        return {"rows": self.n_rows, "train": c(self.train), "heldout": c(self.heldout),
-                "replay": len(self.replay)}
+        return {
+            "rows": self.n_rows,
+            "train": c(self.train),
+            "heldout": c(self.heldout),
+            "replay": len(self.replay),
+        }
 
 
 def is_heldout(request: str, fraction: float) -> bool:
@@ -87,8 +91,14 @@ def _target(row: ExperienceRow) -> str | None:
     return row.answer if _accepted(row) else None
 
 
-def _add(split: Split, row: ExperienceRow, by_turn: dict[str, ExperienceRow], label: str,
-         profile: Any, tools: Mapping[str, str]) -> None:
+def _add(
+    split: Split,
+    row: ExperienceRow,
+    by_turn: dict[str, ExperienceRow],
+    label: str,
+    profile: Any,
+    tools: Mapping[str, str],
+) -> None:
     if row.label == label:
         prompt = prompt_messages(profile, label, row.request, tools)
         target = _target(row)
@@ -120,17 +130,30 @@ def build(
     by_turn = {r.turn_id: r for r in rows}
     train, held = Split(), Split()
     for row in rows:
-        _add(held if is_heldout(row.request, heldout_fraction) else train, row, by_turn, label,
-             profile, tools)
+        _add(
+            held if is_heldout(row.request, heldout_fraction) else train,
+            row,
+            by_turn,
+            label,
+            profile,
+            tools,
+        )
     return Datasets(label, train, held, list(replay), len(rows))
 
 
 def replay_slice(
-    label: str, profile: Any, tools: Mapping[str, str], n: int, *, seed: int = 0,
+    label: str,
+    profile: Any,
+    tools: Mapping[str, str],
+    n: int,
+    *,
+    seed: int = 0,
     data_dir: Path | None = None,
 ) -> list[Example]:
-    """``n`` examples drawn (seeded) from the label's own training mix in ``models/data``
-    (the rows bootstrap trains ``label`` on; only the drawn rows are converted)."""
+    """``n`` examples drawn (seeded) from the label's own training mix in ``models/data`` (the
+    rows bootstrap trains ``label`` on; only the drawn rows are converted), in equal shares per
+    kind: L0's mix is three quarters routing rows, and a slice drawn in that proportion let
+    a refine run keep routing but lose its answers (answer NLL +7.6% in bench/learn.py)."""
     from macaron_local import paths
     from macaron_local.refine.bootstrap import MIXES, examples_from_rows
     from macaron_local.refine.data import load_jsonl
@@ -138,11 +161,16 @@ def replay_slice(
     folder = data_dir or paths.bundled("models") / "data"
     if n <= 0 or not folder.is_dir():
         return []
-    rows: list[dict[str, Any]] = []
-    for kind in MIXES.get(label, ()):
-        if (folder / f"{kind}.jsonl").is_file():
-            rows += load_jsonl(folder / f"{kind}.jsonl")
+    kinds: list[list[dict[str, Any]]] = [
+        load_jsonl(folder / f"{kind}.jsonl")
+        for kind in MIXES.get(label, ())
+        if (folder / f"{kind}.jsonl").is_file()
+    ]
     if (folder / "summary.jsonl").is_file():
-        rows += [r for r in load_jsonl(folder / "summary.jsonl") if r.get("label") == label]
-    drawn = random.Random(seed).sample(rows, min(n, len(rows)))
+        kinds.append([r for r in load_jsonl(folder / "summary.jsonl") if r.get("label") == label])
+    kinds = [rows for rows in kinds if rows]
+    rng, drawn = random.Random(seed), []
+    for i, rows in enumerate(kinds):  # n split evenly; a small kind gives its rest to the next
+        share = (n - len(drawn)) // (len(kinds) - i)
+        drawn += rng.sample(rows, min(share, len(rows)))
     return examples_from_rows(drawn, label=label, profile=profile, tools=tools)

@@ -100,9 +100,19 @@ def record_turn(
             " answer, label, route_kind, adapter_revision, profile_hash, tool_outcomes, checker,"
             " redactions) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                exp_id, turn.id, turn.session_id, turn.parent_id, ts(now()), request, answer,
-                turn.label, turn.route_kind, turn.adapter_revision, turn.profile_hash,
-                json.dumps(tools), json.dumps(checker_value) if checker_value else None,
+                exp_id,
+                turn.id,
+                turn.session_id,
+                turn.parent_id,
+                ts(now()),
+                request,
+                answer,
+                turn.label,
+                turn.route_kind,
+                turn.adapter_revision,
+                turn.profile_hash,
+                json.dumps(tools),
+                json.dumps(checker_value) if checker_value else None,
                 n1 + n2 + n3 + n4,
             ],
         )
@@ -177,7 +187,7 @@ def attach_checker(db: sqlite_utils.Database, turn_id: str, checker: dict[str, A
 
 
 def exclude_session(db: sqlite_utils.Database, session_id: str, value: bool = True) -> int:
-    """"Do not learn from this chat": flag the session and delete what was kept from it."""
+    """ "Do not learn from this chat": flag the session and delete what was kept from it."""
     set_exclude_from_learning(db, session_id, value)
     if not value:
         return 0
@@ -225,8 +235,9 @@ def status(db: sqlite_utils.Database, profile: Any) -> dict[str, Any]:
         "turns": sum(per_label.values()),
         "per_label": per_label,
         "signals": per_signal,
-        "redactions": db.execute("SELECT COALESCE(SUM(redactions), 0) FROM experience")
-        .fetchone()[0],
+        "redactions": db.execute("SELECT COALESCE(SUM(redactions), 0) FROM experience").fetchone()[
+            0
+        ],
         "oldest": oldest,
         "excluded_sessions": excluded.fetchone()[0],
     }

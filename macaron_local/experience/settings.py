@@ -23,8 +23,8 @@ EXPLAINER = (
     "hash, the answer, your thumbs up/down, answers you corrected, retries and re-routes, and "
     "the outcome of tool and REPL runs. API keys, tokens, passwords, private keys and anything "
     "you mark [NoAI]...[/NoAI] are removed before anything is written. Nothing leaves this "
-    "machine. `macaron refine run` learns from it. Exclude one chat with \"do not learn from "
-    "this chat\"; see it with `macaron experience status|export`; delete it all with "
+    'machine. `macaron refine run` learns from it. Exclude one chat with "do not learn from '
+    'this chat"; see it with `macaron experience status|export`; delete it all with '
     "`macaron experience purge`."
 )
 

@@ -79,8 +79,13 @@ class UiState:
 
 
 def _copy(value: Any) -> Any:
-    return list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) \
+    return (
+        list(value)
+        if isinstance(value, list)
+        else dict(value)
+        if isinstance(value, dict)
         else value
+    )
 
 
 def _execution(spec: str) -> Execution:
@@ -118,16 +123,19 @@ def make_action(doc: Document, state: UiState, component_id: str, gesture: Gestu
         origin=Origin(component_id=component_id, gesture=gesture),
         state={i: _copy(state.values[i]) for i in ids},
         execution=execution,
-        visibility=ActionVisibility(model=tuple(i for i in ids if i not in hidden),
-                                    noai=tuple(i for i in ids if i in hidden)),
+        visibility=ActionVisibility(
+            model=tuple(i for i in ids if i not in hidden),
+            noai=tuple(i for i in ids if i in hidden),
+        ),
     )
 
 
 def visible_values(action: Action, doc: Document) -> dict[str, Any]:
     """The values a model may see: NoAI ids are dropped (by the document and the action)."""
     hidden = doc.noai_ids() | set(action.visibility.noai)
-    return {k: v for k, v in action.state.items()
-            if k in action.visibility.model and k not in hidden}
+    return {
+        k: v for k, v in action.state.items() if k in action.visibility.model and k not in hidden
+    }
 
 
 def _show(value: Any) -> str:
@@ -162,12 +170,15 @@ def tool_kwargs(func: Callable[..., Any], action: Action, doc: Document) -> dict
     values = visible_values(action, doc)
     params = inspect.signature(func).parameters
     kwargs = {k: v for k, v in values.items() if k in params}
-    rest = [p for p in params.values() if p.name not in kwargs
-            and p.default is inspect.Parameter.empty
-            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    rest = [
+        p
+        for p in params.values()
+        if p.name not in kwargs
+        and p.default is inspect.Parameter.empty
+        and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
     if rest:
-        body = [f"{doc.get(k).caption()}: {_show(v)}" for k, v in values.items()
-                if k not in kwargs]
+        body = [f"{doc.get(k).caption()}: {_show(v)}" for k, v in values.items() if k not in kwargs]
         kwargs[rest[0].name] = f"{doc.title}\n" + "\n".join(body)
     return kwargs
 

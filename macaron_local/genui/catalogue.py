@@ -290,8 +290,20 @@ class Form(Component):
 
 
 BUILTINS: tuple[type[Component], ...] = (
-    Card, Text, Choice, Input, Toggle, Slider, Stepper, Button, Table, ListComponent, Tabs,
-    Progress, Chart, Form,
+    Card,
+    Text,
+    Choice,
+    Input,
+    Toggle,
+    Slider,
+    Stepper,
+    Button,
+    Table,
+    ListComponent,
+    Tabs,
+    Progress,
+    Chart,
+    Form,
 )
 
 
@@ -339,10 +351,17 @@ class Document(BaseModel):
         return {c.id: c.initial_state() for c in self.walk() if c.binds}
 
     def to_dict(self) -> dict[str, Any]:
-        data = self.model_dump(mode="json", by_alias=True, exclude_none=True,
-                               exclude_defaults=False, exclude_unset=True)
-        out: dict[str, Any] = {"title": data["title"],
-                               "components": [_ordered(c) for c in data["components"]]}
+        data = self.model_dump(
+            mode="json",
+            by_alias=True,
+            exclude_none=True,
+            exclude_defaults=False,
+            exclude_unset=True,
+        )
+        out: dict[str, Any] = {
+            "title": data["title"],
+            "components": [_ordered(c) for c in data["components"]],
+        }
         if "visibility" in data:
             out["visibility"] = data["visibility"]
         return out
@@ -368,8 +387,10 @@ def _ordered(comp: dict[str, Any]) -> dict[str, Any]:
         if key in ("components", "fields"):
             value = [_ordered(c) for c in value]
         elif key == "tabs":
-            value = [{"label": t["label"], "components": [_ordered(c) for c in t["components"]]}
-                     for t in value]
+            value = [
+                {"label": t["label"], "components": [_ordered(c) for c in t["components"]]}
+                for t in value
+            ]
         out[key] = value
     return out
 

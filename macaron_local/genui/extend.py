@@ -25,8 +25,13 @@ from macaron_local.errors import MacaronError, PluginError
 from macaron_local.genui.catalogue import Catalogue, Component, Number
 
 PROP_KINDS: dict[str, Any] = {
-    "string": StrictStr, "markdown": StrictStr, "number": Number, "integer": StrictInt,
-    "boolean": StrictBool, "strings": list[StrictStr], "numbers": list[Number],
+    "string": StrictStr,
+    "markdown": StrictStr,
+    "number": Number,
+    "integer": StrictInt,
+    "boolean": StrictBool,
+    "strings": list[StrictStr],
+    "numbers": list[Number],
 }
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 RESERVED = {"type", "id", "noai"}
@@ -37,8 +42,9 @@ class ComponentSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     description: str = ""
-    props: dict[str, Literal["string", "markdown", "number", "integer", "boolean", "strings",
-                             "numbers"]] = Field(min_length=1)
+    props: dict[
+        str, Literal["string", "markdown", "number", "integer", "boolean", "strings", "numbers"]
+    ] = Field(min_length=1)
     required: list[str] = []
     value: str | None = None
     field: bool = False
@@ -67,12 +73,15 @@ def check_spec(type_name: str, spec: dict[str, Any]) -> ComponentSpec:
         raise PluginError(f"component {type_name!r}: bad spec: {exc}") from None
     names = set(checked.props)
     if names & RESERVED or not all(NAME.match(n) for n in names):
-        raise PluginError(f"component {type_name!r}: prop names must be snake_case and not "
-                          f"{sorted(RESERVED)}")
+        raise PluginError(
+            f"component {type_name!r}: prop names must be snake_case and not {sorted(RESERVED)}"
+        )
     missing = set(checked.required) - names
     if missing or (checked.value is not None and checked.value not in names):
-        raise PluginError(f"component {type_name!r}: unknown props {sorted(missing)} "
-                          f"or value prop {checked.value!r}")
+        raise PluginError(
+            f"component {type_name!r}: unknown props {sorted(missing)} "
+            f"or value prop {checked.value!r}"
+        )
     return checked
 
 
@@ -91,8 +100,9 @@ def component_model(type_name: str, spec: dict[str, Any]) -> type[PluginComponen
     return model
 
 
-def with_plugins(components: dict[str, dict[str, Any]],
-                 base: Catalogue | None = None) -> tuple[Catalogue, list[str]]:
+def with_plugins(
+    components: dict[str, dict[str, Any]], base: Catalogue | None = None
+) -> tuple[Catalogue, list[str]]:
     """A catalogue of the built-ins plus plugin components; a warning per rejected one."""
     cat = Catalogue(dict(base.models) if base else None)
     warnings: list[str] = []

@@ -64,8 +64,11 @@ class _Builder:
 
     def array(self, item: str, min_items: int) -> str:
         if not re.fullmatch(r"[a-z0-9-]+", item):  # an inline alternation becomes a rule
-            item = self.add(f"alt-{len(self.rules)}", item) if item not in self._alts \
+            item = (
+                self.add(f"alt-{len(self.rules)}", item)
+                if item not in self._alts
                 else self._alts[item]
+            )
             self._alts.setdefault(self.rules[item], item)
         name = f"arr-{item}-{min_items}"
         sep = _lit(", ")
@@ -117,8 +120,10 @@ class _Builder:
 
     def tab(self) -> str:
         comps = self.array("comp", 1)
-        body = f'"{{" {_lit(chr(34) + "label" + chr(34) + ": ")} string ' \
-               f'{_lit(", " + chr(34) + "components" + chr(34) + ": ")} {comps} "}}"'
+        body = (
+            f'"{{" {_lit(chr(34) + "label" + chr(34) + ": ")} string '
+            f'{_lit(", " + chr(34) + "components" + chr(34) + ": ")} {comps} "}}"'
+        )
         return self.add("tab", body)
 
     def component(self, type_name: str, model: type[Component]) -> str:
@@ -163,13 +168,18 @@ def _action_rule(tools: Sequence[str] | None) -> str:
     if tools is None:
         alts.append(ANY_TOOL)
     else:
-        alts += [_lit(json.dumps(f"tool:{t}")) for t in sorted(set(tools))
-                 if ACTION.match(f"tool:{t}")]
+        alts += [
+            _lit(json.dumps(f"tool:{t}")) for t in sorted(set(tools)) if ACTION.match(f"tool:{t}")
+        ]
     return " | ".join(alts)
 
 
-def catalogue_gbnf(catalogue: Catalogue | None = None, *, allow_plain: bool = True,
-                   tools: Sequence[str] | None = None) -> str:
+def catalogue_gbnf(
+    catalogue: Catalogue | None = None,
+    *,
+    allow_plain: bool = True,
+    tools: Sequence[str] | None = None,
+) -> str:
     """The GBNF text for L3 answers over ``catalogue`` (built-ins when None); with ``tools``,
     ``tool:`` actions may name only those tools (the allowlisted ones)."""
     cat = catalogue or default_catalogue()
@@ -181,8 +191,10 @@ def catalogue_gbnf(catalogue: Catalogue | None = None, *, allow_plain: bool = Tr
     comps = b.array("comp", 1)
     ids = b.array("ident", 0)
     vis = f'({_lit(", " + chr(34) + "visibility" + chr(34) + ": {" + chr(34) + "noai" + chr(34) + ": ")} {ids} "}}")?'  # noqa: E501
-    doc = (f'{_lit("{" + chr(34) + "title" + chr(34) + ": ")} text '
-           f'{_lit(", " + chr(34) + "components" + chr(34) + ": ")} {comps} {vis} "}}"')
+    doc = (
+        f"{_lit('{' + chr(34) + 'title' + chr(34) + ': ')} text "
+        f'{_lit(", " + chr(34) + "components" + chr(34) + ": ")} {comps} {vis} "}}"'
+    )
     b.rules["doc"] = doc
     ui = '(lead)? "```ui\\n" doc "\\n```"'
     root = f"{ui} | plain" if allow_plain else ui
@@ -192,8 +204,13 @@ def catalogue_gbnf(catalogue: Catalogue | None = None, *, allow_plain: bool = Tr
     return "\n".join(lines) + "\n" + BASE_RULES.strip() + "\n"
 
 
-def ui_grammar(catalogue: Catalogue | None = None, *, allow_plain: bool = True,
-               tools: Sequence[str] | None = None, validate: bool = True) -> str:
+def ui_grammar(
+    catalogue: Catalogue | None = None,
+    *,
+    allow_plain: bool = True,
+    tools: Sequence[str] | None = None,
+    validate: bool = True,
+) -> str:
     """:func:`catalogue_gbnf`, checked by llama.cpp's own parser (GrammarError if refused)."""
     text = catalogue_gbnf(catalogue, allow_plain=allow_plain, tools=tools)
     if validate:

@@ -24,8 +24,15 @@ if TYPE_CHECKING:
 class RuntimeHost:
     """Actions of the UI drawn by turn ``turn_id`` in session ``session_id``."""
 
-    def __init__(self, runtime: Runtime, session_id: str, turn_id: str, *,
-                 tool_label: str = "L1", confirm: ConfirmFn | None = None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        session_id: str,
+        turn_id: str,
+        *,
+        tool_label: str = "L1",
+        confirm: ConfirmFn | None = None,
+    ) -> None:
         self.runtime, self.session_id, self.turn_id = runtime, session_id, turn_id
         self.tool_label = tool_label
         self.confirm = confirm  # answers this host's confirmations (else the agent's own)
@@ -37,16 +44,23 @@ class RuntimeHost:
             return gate
         from macaron_local.agent.tools import ToolGate
 
-        return ToolGate(gate.registry, allow=gate.allow, confirm=self.confirm,
-                        auto_approve=gate.auto_approve, context=gate.context,
-                        timeout_s=gate.timeout_s)
+        return ToolGate(
+            gate.registry,
+            allow=gate.allow,
+            confirm=self.confirm,
+            auto_approve=gate.auto_approve,
+            context=gate.context,
+            timeout_s=gate.timeout_s,
+        )
 
     def tool_function(self, name: str) -> Callable[..., Any]:
         gate = self._gate()
         spec = gate.registry.get(name)
         if spec is None or not gate.allowed(name):
-            raise PluginError(f"tool {name} is not available to the agent",
-                              hint="check the profile's [tools.allow] and the plugins")
+            raise PluginError(
+                f"tool {name} is not available to the agent",
+                hint="check the profile's [tools.allow] and the plugins",
+            )
         return spec.func
 
     def call_tool(self, name: str, kwargs: dict[str, Any]) -> Any:

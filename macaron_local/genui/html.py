@@ -47,8 +47,9 @@ def _md(text: str) -> str:
     out = []
     for para in _a(text).split("\n\n"):
         parts = para.split("**")
-        out.append("<p>" + "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
-                   + "</p>")
+        out.append(
+            "<p>" + "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts)) + "</p>"
+        )
     return "".join(out)
 
 
@@ -63,8 +64,9 @@ class _Page:
     def render(self, comp: Component) -> str:
         inner = getattr(self, f"_{type(comp).__name__.lower()}", self._generic)(comp)
         cls = f"c {comp.type}" + (" noai" if comp.id in self.hidden else "")
-        return (f'<div class="{cls}" data-id="{_a(comp.id)}" data-kind="{_a(comp.type)}">'
-                f"{inner}</div>")
+        return (
+            f'<div class="{cls}" data-id="{_a(comp.id)}" data-kind="{_a(comp.type)}">{inner}</div>'
+        )
 
     def many(self, comps: list[Component]) -> str:
         return "".join(self.render(c) for c in comps)
@@ -88,7 +90,9 @@ class _Page:
         kind = "checkbox" if c.mode == "multiple" else "radio"
         opts = "".join(
             f'<div><input type="{kind}" name="{_a(c.id)}" value="{_a(o)}"'
-            f'{" checked" if o in chosen else ""}> {_a(o)}</div>' for o in c.options)
+            f"{' checked' if o in chosen else ''}> {_a(o)}</div>"
+            for o in c.options
+        )
         return f"<fieldset><legend>{_a(c.label)}</legend>{opts}</fieldset>"
 
     def _input(self, c: Input) -> str:
@@ -96,9 +100,11 @@ class _Page:
             return hidden
         v = self.value(c)
         unit = f" {_a(c.unit)}" if c.unit else ""
-        return (f'<label>{_a(c.label)}</label><input type="{c.kind}" name="{_a(c.id)}" '
-                f'value="{_a("" if v is None else v)}" placeholder="{_a(c.placeholder or "")}">'
-                f"{unit}")
+        return (
+            f'<label>{_a(c.label)}</label><input type="{c.kind}" name="{_a(c.id)}" '
+            f'value="{_a("" if v is None else v)}" placeholder="{_a(c.placeholder or "")}">'
+            f"{unit}"
+        )
 
     def _toggle(self, c: Toggle) -> str:
         if (hidden := self._private(c)) is not None:
@@ -111,9 +117,11 @@ class _Page:
             return hidden
         kind = "range" if isinstance(c, Slider) else "number"
         v = self.value(c)
-        return (f'<label>{_a(c.label)}: <output>{_a(v)}</output> {_a(c.unit or "")}</label>'
-                f'<input type="{kind}" name="{_a(c.id)}" min="{c.min}" max="{c.max}" '
-                f'step="{c.step}" value="{_a(v)}">')
+        return (
+            f"<label>{_a(c.label)}: <output>{_a(v)}</output> {_a(c.unit or '')}</label>"
+            f'<input type="{kind}" name="{_a(c.id)}" min="{c.min}" max="{c.max}" '
+            f'step="{c.step}" value="{_a(v)}">'
+        )
 
     _stepper = _slider
 
@@ -122,8 +130,11 @@ class _Page:
 
     def _table(self, c: Table) -> str:
         st = self.value(c) or {}
-        rows = [r for r in c.rows if not st.get("filter")
-                or any(str(st["filter"]).lower() in str(x).lower() for x in r)]
+        rows = [
+            r
+            for r in c.rows
+            if not st.get("filter") or any(str(st["filter"]).lower() in str(x).lower() for x in r)
+        ]
         if st.get("sort") is not None:
             rows = sorted(rows, key=lambda r: _key(r[st["sort"]]), reverse=st.get("descending"))
         head = "".join(f"<th>{_a(h)}</th>" for h in c.columns)
@@ -134,8 +145,13 @@ class _Page:
         done = set(self.value(c) or [])
         tag = "ol" if c.ordered else "ul"
         items = "".join(
-            (f'<li><input type="checkbox"{" checked" if i in done else ""}> {_a(t)}</li>'
-             if c.checkable else f"<li>{_a(t)}</li>") for i, t in enumerate(c.items))
+            (
+                f'<li><input type="checkbox"{" checked" if i in done else ""}> {_a(t)}</li>'
+                if c.checkable
+                else f"<li>{_a(t)}</li>"
+            )
+            for i, t in enumerate(c.items)
+        )
         return f"<{tag}>{items}</{tag}>"
 
     def _tabs(self, c: Tabs) -> str:
@@ -143,7 +159,8 @@ class _Page:
         return "".join(
             f'<section data-tab="{i}"{" data-active" if i == active else ""}>'
             f"<h4>{_a(t.label)}</h4>{self.many(t.components)}</section>"
-            for i, t in enumerate(c.tabs))
+            for i, t in enumerate(c.tabs)
+        )
 
     def _progress(self, c: Progress) -> str:
         label = f"<label>{_a(c.label)}</label>" if c.label else ""
@@ -153,8 +170,10 @@ class _Page:
         return (f"<h4>{_a(c.title or '')}</h4>" if c.title else "") + _svg(c)
 
     def _form(self, c: Form) -> str:
-        return (f'<form data-action="{_a(c.action)}">{self.many(c.children())}'
-                f'<button type="submit">{_a(c.submit)}</button></form>')
+        return (
+            f'<form data-action="{_a(c.action)}">{self.many(c.children())}'
+            f'<button type="submit">{_a(c.submit)}</button></form>'
+        )
 
     def _generic(self, c: Component) -> str:
         props = c.model_dump(exclude={"type", "id"}, exclude_none=True)
@@ -174,21 +193,30 @@ def _svg(c: Chart, w: int = 480, h: int = 160) -> str:
         marks = "".join(
             f'<rect class="bar" x="{i * step + 4:.1f}" y="{h - v / top * h:.1f}" '
             f'width="{step - 8:.1f}" height="{v / top * h:.1f}"><title>{_a(lb)}: {v}</title>'
-            f"</rect>" for i, (lb, v) in enumerate(zip(c.labels, c.values, strict=True)))
+            f"</rect>"
+            for i, (lb, v) in enumerate(zip(c.labels, c.values, strict=True))
+        )
     else:
-        pts = " ".join(f"{i * step + step / 2:.1f},{h - v / top * h:.1f}"
-                       for i, v in enumerate(c.values))
+        pts = " ".join(
+            f"{i * step + step / 2:.1f},{h - v / top * h:.1f}" for i, v in enumerate(c.values)
+        )
         marks = f'<polyline class="line" points="{pts}"/>'
-    labels = "".join(f'<text x="{i * step + step / 2:.1f}" y="{h + 14}" font-size="11" '
-                     f'text-anchor="middle">{_a(lb)}</text>' for i, lb in enumerate(c.labels))
+    labels = "".join(
+        f'<text x="{i * step + step / 2:.1f}" y="{h + 14}" font-size="11" '
+        f'text-anchor="middle">{_a(lb)}</text>'
+        for i, lb in enumerate(c.labels)
+    )
     return f'<svg width="{w}" height="{h + 20}" role="img">{marks}{labels}</svg>'
 
 
-def to_html(doc: Document, state: dict[str, Any] | None = None, *,
-            include_noai: bool = False) -> str:
+def to_html(
+    doc: Document, state: dict[str, Any] | None = None, *, include_noai: bool = False
+) -> str:
     """The page for ``doc`` showing ``state`` (its initial state when None)."""
     page = _Page(doc, state if state is not None else doc.initial_state(), include_noai)
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-            f"<title>{_a(doc.title)}</title><style>{CSS}</style></head>"
-            f'<body><main data-ui="{_a(doc.title)}"><h2>{_a(doc.title)}</h2>'
-            f"{page.many(doc.components)}</main></body></html>\n")
+    return (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{_a(doc.title)}</title><style>{CSS}</style></head>"
+        f'<body><main data-ui="{_a(doc.title)}"><h2>{_a(doc.title)}</h2>'
+        f"{page.many(doc.components)}</main></body></html>\n"
+    )

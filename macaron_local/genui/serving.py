@@ -21,7 +21,6 @@ from macaron_local.genui.grammar import catalogue_gbnf
 
 if TYPE_CHECKING:
     from macaron_local.agent.tools import ToolRegistry
-    from macaron_local.engine.tokenizer import Vocab
     from macaron_local.hcp.schema import Profile
 
 GENUI_ROLE = "genui"
@@ -46,8 +45,9 @@ def agent_label(profile: Profile) -> str:
 def action_tools(profile: Profile, registry: ToolRegistry) -> tuple[str, ...]:
     """The registered tools the agent's allowlist admits: what ``tool:`` actions may name."""
     patterns = profile.tool_patterns(agent_label(profile)) if profile.adapters else ()
-    return tuple(sorted(n for n in registry.tools
-                        if any(fnmatch.fnmatchcase(n, p) for p in patterns)))
+    return tuple(
+        sorted(n for n in registry.tools if any(fnmatch.fnmatchcase(n, p) for p in patterns))
+    )
 
 
 def _key(catalogue: Catalogue, tools: Sequence[str]) -> CacheKey:
@@ -67,26 +67,34 @@ class GrammarCache:
         self._lock = threading.Lock()
         self.builds = 0  # how many grammars were built (not served from the cache)
 
-    def get(self, catalogue: Catalogue, tools: Sequence[str], *,
-            vocab: Vocab | None = None) -> str:
-        """The validated grammar; raises :class:`GrammarError` when it cannot be built."""
+    def get(
+        self,
+        catalogue: Catalogue,
+        tools: Sequence[str],
+        *,
+        check: Callable[[str], None] | None = None,
+    ) -> str:
+        """The validated grammar; raises :class:`GrammarError` when it cannot be built.
+        ``check`` validates with the serving engine (``Engine.check_grammar``, under its lock);
+        without one, with the shared tokenizer."""
         key = _key(catalogue, tools)
         with self._lock:
             if key not in self._built:
-                self._built[key] = self._build(catalogue, key[1], vocab)
+                self._built[key] = self._build(catalogue, key[1], check)
             found = self._built[key]
         if isinstance(found, GrammarError):
             raise found
         return found
 
-    def _build(self, catalogue: Catalogue, tools: Sequence[str],
-               vocab: Vocab | None) -> str | GrammarError:
+    def _build(
+        self, catalogue: Catalogue, tools: Sequence[str], check: Callable[[str], None] | None
+    ) -> str | GrammarError:
         from macaron_local.engine.grammar import validate_gbnf
 
         self.builds += 1
         try:
             text = self._gbnf(catalogue, tools)
-            validate_gbnf(text, vocab=vocab)
+            (check or validate_gbnf)(text)
         except GrammarError as exc:
             return exc
         except (TypeError, ValueError) as exc:  # a component the grammar builder cannot express

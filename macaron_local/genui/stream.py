@@ -92,10 +92,10 @@ class UiStream:
         if at >= 0:
             self._pending, self._in_ui = "", True
             events = self._prose(text[:at])
-            return events + self._feed_json(text[at + len(FENCE):])
+            return events + self._feed_json(text[at + len(FENCE) :])
         keep = _fence_prefix(text)
-        self._pending = text[len(text) - keep:] if keep else ""
-        return self._prose(text[:len(text) - keep])
+        self._pending = text[len(text) - keep :] if keep else ""
+        return self._prose(text[: len(text) - keep])
 
     def close(self) -> list[Event]:
         """End of the answer: flush held prose; Invalid if a ui block never completed."""
@@ -151,7 +151,7 @@ class UiStream:
     def _string_done(self, s: _JsonScan) -> list[Event]:
         if s.depth != 1:
             return []
-        value = json.loads("".join(s.buf[s.str_start:]))
+        value = json.loads("".join(s.buf[s.str_start :]))
         if s.expect_key:
             s.key, s.expect_key = value, False
             return []
@@ -160,7 +160,7 @@ class UiStream:
     def _close(self, s: _JsonScan, ch: str) -> list[Event]:
         s.depth -= 1
         if ch == "}" and s.depth == 2 and s.comp_start is not None:
-            text, s.comp_start = "".join(s.buf[s.comp_start:]), None
+            text, s.comp_start = "".join(s.buf[s.comp_start :]), None
             return self._component(text)
         if ch == "]" and s.depth == 1 and s.comp_depth is not None:
             s.comp_depth = None
@@ -209,7 +209,7 @@ def split_answer(text: str, catalogue: Catalogue | None = None) -> Answer:
     m = UI_BLOCK.search(text)
     if m is None:
         return Answer(text.strip(), None)
-    prose = text[:m.start()].strip()
+    prose = text[: m.start()].strip()
     try:
         return Answer(prose, (catalogue or default_catalogue()).parse(m.group(1)))
     except ContractError as exc:

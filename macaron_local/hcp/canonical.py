@@ -35,14 +35,25 @@ def content_hash(profile: Profile) -> str:
     return hashlib.sha256(canonical_json(profile).encode("utf-8")).hexdigest()
 
 
+# What the model never sees: where it runs, when the app waits, what it logs and gates. A change
+# there is not drift (the contract hash of 0.1 counted them; the bundled adapters' records were
+# moved to this definition when summary_wait_s and max_regression were added).
+NOT_CONTRACT = ("experience", "resources", "remote")
+NOT_CONTRACT_MEMORY = ("summary_wait_s",)
+
+
 def contract_hash(profile: Profile) -> str:
     """sha256 of the contract an adapter is trained against: the profile without its adapter
-    revision pointers. Which revision serves a label is not part of what the adapter learned,
-    so promoting a revision (or bundling one) does not count as drift; any prompt, grammar,
-    format or sampling change does."""
+    revision pointers and without the runtime settings in :data:`NOT_CONTRACT`. Which revision
+    serves a label is not part of what the adapter learned, so promoting a revision (or bundling
+    one) does not count as drift; any prompt, grammar, format or sampling change does."""
     data = canonical_data(profile)
     for ref in data.get("adapters", {}).values():
         ref.pop("revision", None)
+    for key in NOT_CONTRACT:
+        data.pop(key, None)
+    for key in NOT_CONTRACT_MEMORY:
+        data.get("memory", {}).pop(key, None)
     blob = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

@@ -99,6 +99,10 @@ class Memory(_Frozen):
     compaction: Literal["summarize-oldest", "drop-oldest"] = "summarize-oldest"
     keep_recent_turns: Annotated[int, Strict(), Field(ge=0, le=64)] = 2
     answer_reserve: Annotated[int, Strict(), Field(ge=0)] = 512
+    # How long a turn waits for another turn's summary its view needs, in seconds; past that the
+    # view shows a provisional note (the request and the answer's opening) and the real summary
+    # lands for later turns. None: always wait (summaries before latency).
+    summary_wait_s: Annotated[float, Field(ge=0)] | None = None
 
 
 class PromptSpec(_Frozen):
@@ -204,6 +208,9 @@ class Experience(_Frozen):
 
     opt_in: Bool = False
     retention_days: Annotated[int, Strict(), Field(ge=0, le=3650)] = 30
+    # the promotion gate: a refined revision may lose at most this much on the regression
+    # suite (absolute for accuracies, relative for NLL) and on held-out experience
+    max_regression: Annotated[float, Field(ge=0, le=1)] = 0.02
 
 
 class Profile(_Frozen):

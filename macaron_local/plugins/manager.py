@@ -80,12 +80,20 @@ class ToolRegistrar:
     def __init__(self, plugin: str, regs: Registrations) -> None:
         self._plugin, self._regs = plugin, regs
 
-    def __call__(self, func: Callable[..., Any], *, name: str, description: str = "",
-                 side_effect: bool = False, always_confirm: bool = False,
-                 discrete: bool = False) -> None:
+    def __call__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str,
+        description: str = "",
+        side_effect: bool = False,
+        always_confirm: bool = False,
+        discrete: bool = False,
+    ) -> None:
         doc = description or (func.__doc__ or "").strip().split("\n")[0]
-        self._regs.tools.append(ToolSpec(name, func, doc, side_effect, always_confirm,
-                                          discrete, self._plugin))
+        self._regs.tools.append(
+            ToolSpec(name, func, doc, side_effect, always_confirm, discrete, self._plugin)
+        )
 
     def module(self, name: str, description: str) -> None:
         self._regs.modules[name] = description
@@ -99,7 +107,8 @@ def _registrar(hook: str, plugin: str, regs: Registrations) -> Callable[..., Any
     if hook == "register_components":
         return lambda type_name, spec: regs.components.__setitem__(str(type_name), dict(spec))
     return lambda name, func, help="": regs.commands.__setitem__(  # noqa: A006
-        str(name), Command(str(name), func, help, plugin))
+        str(name), Command(str(name), func, help, plugin)
+    )
 
 
 def call_with_timeout(fn: Callable[[], Any], timeout_s: float, what: str) -> Any:
@@ -145,9 +154,15 @@ class _Candidate:
 class PluginManager:
     """All plugins of one app. ``load()`` once, then ``registry()``, ``skills()``, ..."""
 
-    def __init__(self, *, config_dir: Path | None = None, user_dir: Path | None = None,
-                 bundled: bool = True, entry_points: bool = True,
-                 hook_timeout_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        *,
+        config_dir: Path | None = None,
+        user_dir: Path | None = None,
+        bundled: bool = True,
+        entry_points: bool = True,
+        hook_timeout_s: float = 5.0,
+    ) -> None:
         self.config_dir = config_dir
         self.user_dir = user_dir
         self.use_bundled, self.use_entry_points = bundled, entry_points
@@ -172,8 +187,11 @@ class PluginManager:
             for mod in pkgutil.iter_modules(pkg.__path__):
                 if not mod.name.startswith("_"):
                     full = f"{BUNDLED_PACKAGE}.{mod.name}"
-                    found.append(_Candidate(mod.name, "bundled", full,
-                                            lambda f=full: importlib.import_module(f)))
+                    found.append(
+                        _Candidate(
+                            mod.name, "bundled", full, lambda f=full: importlib.import_module(f)
+                        )
+                    )
         if self.use_entry_points:
             for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
                 found.append(_Candidate(ep.name, "entrypoint", ep.value, ep.load))
@@ -181,8 +199,9 @@ class PluginManager:
         if folder.is_dir():
             for path in sorted(folder.glob("*.py")):
                 if not path.name.startswith("_"):
-                    found.append(_Candidate(path.stem, "user", str(path),
-                                            lambda p=path: load_file(p)))
+                    found.append(
+                        _Candidate(path.stem, "user", str(path), lambda p=path: load_file(p))
+                    )
         return found
 
     def load(self) -> list[PluginEvent]:
@@ -193,23 +212,30 @@ class PluginManager:
             for cand in self.discover():
                 if cand.name in self._infos:
                     first = self._infos[cand.name].origin
-                    self._event("conflict", cand.name, f"{cand.origin} ignored: a plugin named "
-                                f"{cand.name!r} is already loaded from {first}")
+                    self._event(
+                        "conflict",
+                        cand.name,
+                        f"{cand.origin} ignored: a plugin named "
+                        f"{cand.name!r} is already loaded from {first}",
+                    )
                 elif cand.name in off:
-                    self._infos[cand.name] = PluginInfo(cand.name, cand.source, cand.origin,
-                                                        "disabled")
+                    self._infos[cand.name] = PluginInfo(
+                        cand.name, cand.source, cand.origin, "disabled"
+                    )
                 else:
                     self._load(cand)
         return self.events[start:]
 
     def _load(self, cand: _Candidate) -> bool:
         try:
-            module = call_with_timeout(cand.load, self.hook_timeout_s,
-                                       f"importing plugin {cand.name}")
+            module = call_with_timeout(
+                cand.load, self.hook_timeout_s, f"importing plugin {cand.name}"
+            )
             regs = self._collect(cand.name, module)
         except PluginError as exc:
-            self._infos[cand.name] = PluginInfo(cand.name, cand.source, cand.origin, "failed",
-                                                str(exc))
+            self._infos[cand.name] = PluginInfo(
+                cand.name, cand.source, cand.origin, "failed", str(exc)
+            )
             self._event("failed", cand.name, str(exc))
             return False
         self._activate(cand, module, regs)
@@ -221,8 +247,13 @@ class PluginManager:
         if old is not None and self._pm.is_registered(old.module):
             self._pm.unregister(old.module)
         self._pm.register(module, name=cand.name)
-        info = PluginInfo(cand.name, cand.source, cand.origin, "loaded",
-                          tools=tuple(sorted(t.name for t in regs.tools)))
+        info = PluginInfo(
+            cand.name,
+            cand.source,
+            cand.origin,
+            "loaded",
+            tools=tuple(sorted(t.name for t in regs.tools)),
+        )
         self._loaded[cand.name] = _Loaded(info, module, regs)
         self._infos[cand.name] = info
 
@@ -238,8 +269,11 @@ class PluginManager:
         for hook in HOOKS:
             for impl in getattr(probe.hook, hook).get_hookimpls():
                 reg = _registrar(hook, name, regs)
-                call_with_timeout(lambda i=impl, r=reg: i.function(register=r),
-                                  self.hook_timeout_s, f"plugin {name}.{hook}")
+                call_with_timeout(
+                    lambda i=impl, r=reg: i.function(register=r),
+                    self.hook_timeout_s,
+                    f"plugin {name}.{hook}",
+                )
         return regs
 
     # --- reload ----------------------------------------------------------------------------
@@ -256,8 +290,9 @@ class PluginManager:
             cand = _Candidate(name, "user", str(path), lambda: load_file(path))
             had = name in self._loaded
             try:
-                module = call_with_timeout(cand.load, self.hook_timeout_s,
-                                           f"importing plugin {name}")
+                module = call_with_timeout(
+                    cand.load, self.hook_timeout_s, f"importing plugin {name}"
+                )
                 regs = self._collect(name, module)
             except PluginError as exc:
                 if not had:
@@ -284,8 +319,11 @@ class PluginManager:
                 self._event("disabled", name, "")
             elif enabled and self._infos.get(name, None) and name not in self._loaded:
                 info = self._infos.pop(name)
-                loader = (lambda: load_file(Path(info.origin))) if info.source == "user" \
+                loader = (
+                    (lambda: load_file(Path(info.origin)))
+                    if info.source == "user"
                     else (lambda: importlib.import_module(info.origin))
+                )
                 self._load(_Candidate(name, info.source, info.origin, loader))
 
     # --- what plugins registered -----------------------------------------------------------
@@ -322,8 +360,13 @@ class PluginManager:
         cmd = self.commands().get(name)
         if cmd is None:
             raise PluginError(f"no command /{name}")
-        return str(call_with_timeout(lambda: cmd.func(args), self.hook_timeout_s,
-                                     f"command /{name} of plugin {cmd.plugin}"))
+        return str(
+            call_with_timeout(
+                lambda: cmd.func(args),
+                self.hook_timeout_s,
+                f"command /{name} of plugin {cmd.plugin}",
+            )
+        )
 
     def _all(self) -> list[Registrations]:
         with self._lock:

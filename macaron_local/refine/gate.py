@@ -27,8 +27,8 @@ ROUTE_DIGIT_OFFSET = 1  # targets are "L", digit, <|im_end|>: the digit is the s
 
 
 class GateConfig(BaseModel):
-    """Thresholds. ``max_regression``: absolute for accuracies, relative for NLL (0.02 = 2%).
-    The profile schema has no field for it yet, so the default applies unless overridden."""
+    """Thresholds. ``max_regression``: absolute for accuracies, relative for NLL (0.02 = 2%);
+    ``run_refine`` takes it from the profile's ``[experience] max_regression``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -59,8 +59,11 @@ def _gain(name: str, before: float, after: float) -> float:
     return (before - after) / before if before else before - after
 
 
-def decide(before: Mapping[str, Mapping[str, float]], after: Mapping[str, Mapping[str, float]],
-           cfg: GateConfig) -> Decision:
+def decide(
+    before: Mapping[str, Mapping[str, float]],
+    after: Mapping[str, Mapping[str, float]],
+    cfg: GateConfig,
+) -> Decision:
     """Pass when a held-out metric improves by more than ``min_gain``, none of them gets worse
     by more than ``max_regression``, and no regression-suite metric drops more than that."""
     reasons, gains = [], {}
@@ -96,8 +99,15 @@ def _by_group(items: Sequence[Any], size: int) -> list[list[Any]]:
     return [g[i : i + size] for g in groups.values() for i in range(0, len(g), size)]
 
 
-def answer_nll(model: Any, tok: Any, examples: Sequence[dict], *, max_len: int = 768,
-               bf16: bool = True, batch: int = 8) -> float:
+def answer_nll(
+    model: Any,
+    tok: Any,
+    examples: Sequence[dict],
+    *,
+    max_len: int = 768,
+    bf16: bool = True,
+    batch: int = 8,
+) -> float:
     """Mean NLL per assistant token (teacher-forced)."""
     import torch
 
@@ -114,8 +124,16 @@ def answer_nll(model: Any, tok: Any, examples: Sequence[dict], *, max_len: int =
     return total / max(1, n)
 
 
-def route_accuracy(model: Any, tok: Any, profile: Any, rows: Sequence[Mapping[str, str]],
-                   tools: Mapping[str, str], *, bf16: bool = True, batch: int = 32) -> float:
+def route_accuracy(
+    model: Any,
+    tok: Any,
+    profile: Any,
+    rows: Sequence[Mapping[str, str]],
+    tools: Mapping[str, str],
+    *,
+    bf16: bool = True,
+    batch: int = 32,
+) -> float:
     """Share of rows whose label digit has the highest logit among the profile's labels, at the
     position where the labels diverge (what the route grammar's choice depends on)."""
     import torch
@@ -127,8 +145,9 @@ def route_accuracy(model: Any, tok: Any, profile: Any, rows: Sequence[Mapping[st
     probe = [{"text": "x", "label": lb} for lb in profile.labels]
     digit = {
         r["label"]: e.tokens[e.targets.index(True) + ROUTE_DIGIT_OFFSET]
-        for e, r in zip(encode_all(tok, route_examples(probe, profile, tools), 1024), probe,
-                        strict=True)
+        for e, r in zip(
+            encode_all(tok, route_examples(probe, profile, tools), 1024), probe, strict=True
+        )
     }
     labels = sorted(digit)
     cand = torch.tensor([digit[lb] for lb in labels])
@@ -161,8 +180,9 @@ def pref_accuracy(model: Any, tok: Any, pairs: Sequence[Mapping[str, Any]]) -> f
     return float((c > r).float().mean())
 
 
-def checker_success(model: Any, tok: Any, checkable: Sequence[Mapping[str, Any]],
-                    max_tokens: int) -> float:
+def checker_success(
+    model: Any, tok: Any, checkable: Sequence[Mapping[str, Any]], max_tokens: int
+) -> float:
     """Share of prompts whose greedy answer passes its checker."""
     from macaron_local.experience.checkers import check
     from macaron_local.refine.loop import generate
@@ -176,8 +196,9 @@ def checker_success(model: Any, tok: Any, checkable: Sequence[Mapping[str, Any]]
     return ok / len(checkable)
 
 
-def heldout_metrics(model: Any, tok: Any, split: Any, cfg: GateConfig, profile: Any,
-                    tools: Mapping[str, str]) -> dict[str, float]:
+def heldout_metrics(
+    model: Any, tok: Any, split: Any, cfg: GateConfig, profile: Any, tools: Mapping[str, str]
+) -> dict[str, float]:
     out: dict[str, float] = {}
     if split.sft:
         out["nll"] = answer_nll(model, tok, split.sft)
@@ -214,25 +235,37 @@ def _code_references(folder: Path, limit: int) -> list[tuple[str, str]]:
     return out
 
 
-def regression_examples(label: str, profile: Any, tools: Mapping[str, str],
-                        cfg: GateConfig) -> tuple[list[dict], list[dict[str, str]]]:
+def regression_examples(
+    label: str, profile: Any, tools: Mapping[str, str], cfg: GateConfig
+) -> tuple[list[dict], list[dict[str, str]]]:
     """(answer examples, routing rows) of the fixed suite for ``label``."""
     from macaron_local.experience.datasets import prompt_messages
 
     folder, lim = eval_dir(cfg), cfg.regression_limit
-    pairs = [(r["request"], r["answer"]) for r in _jsonl(folder / "summary_turns.jsonl", 0)
-             if r["label"] == label]
+    pairs = [
+        (r["request"], r["answer"])
+        for r in _jsonl(folder / "summary_turns.jsonl", 0)
+        if r["label"] == label
+    ]
     pairs = pairs[:lim] if lim else pairs
     if label == "L2":
         pairs += _code_references(folder, lim)
-    examples = [{"messages": [*prompt_messages(profile, label, q, tools),
-                              {"role": "assistant", "content": a}]} for q, a in pairs]
+    examples = [
+        {
+            "messages": [
+                *prompt_messages(profile, label, q, tools),
+                {"role": "assistant", "content": a},
+            ]
+        }
+        for q, a in pairs
+    ]
     routing = _jsonl(folder / "route_eval.jsonl", lim) if label == "L0" else []
     return examples, [{"text": r["text"], "label": r["label"]} for r in routing]
 
 
-def regression_metrics(model: Any, tok: Any, label: str, profile: Any,
-                       tools: Mapping[str, str], cfg: GateConfig) -> dict[str, float]:
+def regression_metrics(
+    model: Any, tok: Any, label: str, profile: Any, tools: Mapping[str, str], cfg: GateConfig
+) -> dict[str, float]:
     examples, routing = regression_examples(label, profile, tools, cfg)
     out: dict[str, float] = {}
     if routing:
@@ -254,16 +287,18 @@ def _plt() -> Any:
     return plt
 
 
-def plot_series(path: Path, series: Mapping[str, Sequence[float]], *, title: str,
-                ylabel: str) -> Path:
+def plot_series(
+    path: Path, series: Mapping[str, Sequence[float]], *, title: str, ylabel: str
+) -> Path:
     """One line per non-empty series (loss or reward per update)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 3.5), dpi=100)
     drawn = False
     for name, ys in series.items():
         if ys:
-            ax.plot(range(1, len(ys) + 1), ys, lw=1, marker="." if len(ys) < 40 else None,
-                    label=name)
+            ax.plot(
+                range(1, len(ys) + 1), ys, lw=1, marker="." if len(ys) < 40 else None, label=name
+            )
             drawn = True
     if not drawn:
         ax.text(0.5, 0.5, "nothing to plot in this run", ha="center", transform=ax.transAxes)
@@ -279,8 +314,13 @@ def plot_series(path: Path, series: Mapping[str, Sequence[float]], *, title: str
     return path
 
 
-def plot_gate(path: Path, before: Mapping[str, Mapping[str, float]],
-              after: Mapping[str, Mapping[str, float]], *, title: str) -> Path:
+def plot_gate(
+    path: Path,
+    before: Mapping[str, Mapping[str, float]],
+    after: Mapping[str, Mapping[str, float]],
+    *,
+    title: str,
+) -> Path:
     """Grouped bars: every gate metric before and after."""
     plt = _plt()
     names = [f"{s}.{m}" for s in ("heldout", "regression") for m in before.get(s, {})]

@@ -108,32 +108,53 @@ def shape_ok(expects: str, answer: str) -> bool:
     return True
 
 
-def answer(engine: Any, bindings: Mapping[str, Any], profile: Any, tools: Mapping[str, str],
-           task: Mapping[str, Any], hook: bool) -> str:
+def answer(
+    engine: Any,
+    bindings: Mapping[str, Any],
+    profile: Any,
+    tools: Mapping[str, str],
+    task: Mapping[str, Any],
+    hook: bool,
+) -> str:
     from macaron_local.engine import Sampling
 
     label = task["label"]
     allowed = dict(tools) if profile.tool_patterns(label) else {}
-    msgs = [{"role": "system", "content": profile.system_prompt(label, allowed)},
-            {"role": "user", "content": task["prompt"]}]
+    msgs = [
+        {"role": "system", "content": profile.system_prompt(label, allowed)},
+        {"role": "user", "content": task["prompt"]},
+    ]
     budget = 160 if task.get("expects") == "code" else 48
     adapter = bindings[label].adapter if label in bindings else None
 
     def run(m: Sequence[Mapping[str, str]]) -> str:
-        return engine.complete(engine.render_chat(m), adapter=adapter, slot=f"harness:{label}",
-                               max_tokens=budget, sampling=Sampling(temperature=0.0)).text
+        return engine.complete(
+            engine.render_chat(m),
+            adapter=adapter,
+            slot=f"harness:{label}",
+            max_tokens=budget,
+            sampling=Sampling(temperature=0.0),
+        ).text
 
     text = run(msgs)
     if hook and not shape_ok(task.get("expects", ""), text):
         nudge = NUDGE.get(task.get("expects", ""), "Answer the request exactly.")
-        text = run([*msgs, {"role": "assistant", "content": text},
-                    {"role": "user", "content": nudge}])
+        text = run(
+            [*msgs, {"role": "assistant", "content": text}, {"role": "user", "content": nudge}]
+        )
     return text
 
 
-def run_search(suite: str, *, profile_id: str = "tall-local", budget: int = 5, limit: int = 0,
-               write: bool = True, echo: Callable[[str], None] = print,
-               runtime: Any = None) -> SearchResult:
+def run_search(
+    suite: str,
+    *,
+    profile_id: str = "tall-local",
+    budget: int = 5,
+    limit: int = 0,
+    write: bool = True,
+    echo: Callable[[str], None] = print,
+    runtime: Any = None,
+) -> SearchResult:
     """Run ``budget`` variants (one job each) and print cumulative coverage job by job."""
     from macaron_local.turns.pipeline import Runtime
 
@@ -146,16 +167,28 @@ def run_search(suite: str, *, profile_id: str = "tall-local", budget: int = 5, l
         echo(f"{'job':>3}  {'variant':<26}{'solved':>8}{'new':>5}{'coverage':>10}")
         for job, v in enumerate(VARIANTS[: max(1, budget)], 1):
             prof = apply(rt.profile, v)
-            solved = {t["id"] for t in tasks
-                      if check(t["checker"], answer(rt.engine, rt.bindings, prof, rt.tools, t,
-                                                    v.hook))}
+            solved = {
+                t["id"]
+                for t in tasks
+                if check(t["checker"], answer(rt.engine, rt.bindings, prof, rt.tools, t, v.hook))
+            }
             new = solved - covered
             covered |= solved
-            res.rows.append({"job": job, "variant": v.name, "solved": len(solved),
-                             "new": len(new), "coverage": len(covered), "tasks": len(tasks),
-                             "solved_ids": sorted(solved)})
-            echo(f"{job:>3}  {v.name:<26}{len(solved):>5}/{len(tasks):<3}{len(new):>4}"
-                 f"{len(covered):>6}/{len(tasks)}")
+            res.rows.append(
+                {
+                    "job": job,
+                    "variant": v.name,
+                    "solved": len(solved),
+                    "new": len(new),
+                    "coverage": len(covered),
+                    "tasks": len(tasks),
+                    "solved_ids": sorted(solved),
+                }
+            )
+            echo(
+                f"{job:>3}  {v.name:<26}{len(solved):>5}/{len(tasks):<3}{len(new):>4}"
+                f"{len(covered):>6}/{len(tasks)}"
+            )
     finally:
         if own:
             rt.close()
@@ -164,10 +197,12 @@ def run_search(suite: str, *, profile_id: str = "tall-local", budget: int = 5, l
     if write and best["variant"] != "base":
         v = next(x for x in VARIANTS if x.name == best["variant"])
         res.saved, res.needs_approval = save_variant(rt.profile, v)
-    res.summary = (f"coverage {res.rows[0]['coverage']}/{len(tasks)} (base) -> "
-                   f"{len(covered)}/{len(tasks)} after {len(res.rows)} jobs; best single variant "
-                   f"{res.best} ({best['solved']}/{len(tasks)})"
-                   + (f"; saved {res.saved}" if res.saved else ""))
+    res.summary = (
+        f"coverage {res.rows[0]['coverage']}/{len(tasks)} (base) -> "
+        f"{len(covered)}/{len(tasks)} after {len(res.rows)} jobs; best single variant "
+        f"{res.best} ({best['solved']}/{len(tasks)})"
+        + (f"; saved {res.saved}" if res.saved else "")
+    )
     return res
 
 
@@ -182,11 +217,16 @@ def save_variant(base: Any, v: Variant) -> tuple[Path, list[str]]:
     doc: dict[str, Any] = {
         "schema_version": 1,
         "extends": base.id,
-        "profile": {"id": f"{base.id}-harness", "version": f"{base.profile.version}+{v.name}",
-                    "description": f"{base.id} with harness variant {v.name!r} "
-                    "(macaron refine harness)"},
-        "prompts": {lb: {"system": new.prompts[lb].system, "skills": list(new.prompts[lb].skills)}
-                    for lb in new.prompts if new.prompts[lb] != base.prompts[lb]},
+        "profile": {
+            "id": f"{base.id}-harness",
+            "version": f"{base.profile.version}+{v.name}",
+            "description": f"{base.id} with harness variant {v.name!r} (macaron refine harness)",
+        },
+        "prompts": {
+            lb: {"system": new.prompts[lb].system, "skills": list(new.prompts[lb].skills)}
+            for lb in new.prompts
+            if new.prompts[lb] != base.prompts[lb]
+        },
     }
     folder = user_dir()
     folder.mkdir(parents=True, exist_ok=True)

@@ -50,6 +50,9 @@ class RefineConfig(BaseModel):
     alpha: Annotated[float, Field(gt=0)] = 32.0
     max_len: Annotated[int, Field(ge=16)] = 768
     replay_ratio: Annotated[float, Field(ge=0)] = 0.5  # replay examples per experience example
+    # Batches draw replay from at least this many of the label's training rows: a replay slice
+    # the size of a 30-turn experience log (~25 rows) kept those rows and forgot the rest.
+    replay_pool: Annotated[int, Field(ge=0)] = 512
     dpo_beta: Annotated[float, Field(gt=0)] = 0.1
     dpo_weight: Annotated[float, Field(ge=0)] = 1.0
     dpo_batch: Annotated[int, Field(ge=1)] = 4
@@ -89,8 +92,9 @@ class RefineReport:
 # --- model helpers ----------------------------------------------------------------------------
 
 
-def seq_logprobs(model: Any, items: Sequence[Encoded], *, mean: bool = False,
-                 bf16: bool = True) -> torch.Tensor:
+def seq_logprobs(
+    model: Any, items: Sequence[Encoded], *, mean: bool = False, bf16: bool = True
+) -> torch.Tensor:
     """Summed (or mean) log-probability of each item's target tokens, shape (B,)."""
     tokens, targets = collate(items)
     p = shared_prefix(items)
@@ -104,25 +108,35 @@ def seq_logprobs(model: Any, items: Sequence[Encoded], *, mean: bool = False,
     return out / sel.sum(1).clamp(min=1) if mean else out
 
 
-def pair_examples(tok: Any, pairs: Sequence[Mapping[str, Any]],
-                  max_len: int = 768) -> tuple[list[Encoded], list[Encoded]]:
+def pair_examples(
+    tok: Any, pairs: Sequence[Mapping[str, Any]], max_len: int = 768
+) -> tuple[list[Encoded], list[Encoded]]:
     def enc(p: Mapping[str, Any], key: str) -> Encoded:
-        return encode_all(tok, [{"messages": [*p["prompt"], {"role": "assistant",
-                                                             "content": p[key]}]}], max_len)[0]
+        return encode_all(
+            tok, [{"messages": [*p["prompt"], {"role": "assistant", "content": p[key]}]}], max_len
+        )[0]
 
     return [enc(p, "chosen") for p in pairs], [enc(p, "rejected") for p in pairs]
 
 
-def dpo_loss(pc: torch.Tensor, pr: torch.Tensor, rc: torch.Tensor, rr: torch.Tensor,
-             beta: float) -> torch.Tensor:
+def dpo_loss(
+    pc: torch.Tensor, pr: torch.Tensor, rc: torch.Tensor, rr: torch.Tensor, beta: float
+) -> torch.Tensor:
     """-log sigmoid(beta * ((pi_c - ref_c) - (pi_r - ref_r))), mean over pairs."""
     return -F.logsigmoid(beta * ((pc - rc) - (pr - rr))).mean()
 
 
 @torch.no_grad()
-def sample_tokens(model: Any, prompt: list[int], *, n: int, max_tokens: int,
-                  temperature: float, eog: Callable[[int], bool],
-                  gen: torch.Generator | None = None) -> list[list[int]]:
+def sample_tokens(
+    model: Any,
+    prompt: list[int],
+    *,
+    n: int,
+    max_tokens: int,
+    temperature: float,
+    eog: Callable[[int], bool],
+    gen: torch.Generator | None = None,
+) -> list[list[int]]:
     """``n`` continuations of ``prompt`` (greedy when ``temperature`` <= 0), KV-cached."""
     x, past = model._layers(torch.tensor([prompt]), None)
     logits = model.logits(model.output_norm(x[:, -1])).expand(n, -1)
@@ -141,9 +155,13 @@ def sample_tokens(model: Any, prompt: list[int], *, n: int, max_tokens: int,
         if all(done):
             break
         x, own = model._layers(nxt[:, None], past)
-        past = [(torch.cat((pk.expand(n, -1, -1, -1), k), 2),
-                 torch.cat((pv.expand(n, -1, -1, -1), v), 2)) for (pk, pv), (k, v) in zip(
-                     past, own, strict=True)]
+        past = [
+            (
+                torch.cat((pk.expand(n, -1, -1, -1), k), 2),
+                torch.cat((pv.expand(n, -1, -1, -1), v), 2),
+            )
+            for (pk, pv), (k, v) in zip(past, own, strict=True)
+        ]
         logits = model.logits(model.output_norm(x[:, -1]))
     return out
 
@@ -152,32 +170,58 @@ def prompt_ids(tok: Any, messages: Sequence[Mapping[str, str]]) -> list[int]:
     return tok.tokenize(tok.render_chat(messages, add_generation_prompt=True))
 
 
-def generate(model: Any, tok: Any, messages: Sequence[Mapping[str, str]], *, n: int = 1,
-             max_tokens: int = 48, temperature: float = 0.0,
-             gen: torch.Generator | None = None) -> list[str]:
+def generate(
+    model: Any,
+    tok: Any,
+    messages: Sequence[Mapping[str, str]],
+    *,
+    n: int = 1,
+    max_tokens: int = 48,
+    temperature: float = 0.0,
+    gen: torch.Generator | None = None,
+) -> list[str]:
     """Answers as text (end-of-turn token dropped)."""
-    outs = sample_tokens(model, prompt_ids(tok, messages), n=n, max_tokens=max_tokens,
-                         temperature=temperature, eog=tok.is_eog, gen=gen)
+    outs = sample_tokens(
+        model,
+        prompt_ids(tok, messages),
+        n=n,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        eog=tok.is_eog,
+        gen=gen,
+    )
     return [tok.detokenize([t for t in o if not tok.is_eog(t)]) for o in outs]
 
 
-def grpo_loss(model: Any, tok: Any, item: Mapping[str, Any], cfg: RefineConfig,
-              gen: torch.Generator) -> tuple[torch.Tensor | None, float]:
+def grpo_loss(
+    model: Any, tok: Any, item: Mapping[str, Any], cfg: RefineConfig, gen: torch.Generator
+) -> tuple[torch.Tensor | None, float]:
     """One group for one checkable prompt: (loss or None when all rewards tie, mean reward)."""
     from macaron_local.experience.checkers import check
 
     ids = prompt_ids(tok, item["prompt"])
-    samples = [s for s in sample_tokens(model, ids, n=cfg.grpo_group,
-                                        max_tokens=cfg.grpo_max_tokens,
-                                        temperature=cfg.grpo_temperature, eog=tok.is_eog,
-                                        gen=gen) if s]
+    samples = [
+        s
+        for s in sample_tokens(
+            model,
+            ids,
+            n=cfg.grpo_group,
+            max_tokens=cfg.grpo_max_tokens,
+            temperature=cfg.grpo_temperature,
+            eog=tok.is_eog,
+            gen=gen,
+        )
+        if s
+    ]
     texts = [tok.detokenize([t for t in s if not tok.is_eog(t)]) for s in samples]
     rewards = torch.tensor([float(check(item["checker"], t)) for t in texts])
     if len(samples) < 2 or float(rewards.std()) == 0.0:
         return None, float(rewards.mean()) if len(rewards) else 0.0
     adv = (rewards - rewards.mean()) / (rewards.std() + 1e-6)
-    items = [Encoded(tokens=ids + s, targets=[False] * len(ids) + [True] * len(s), group="g")
-             for s in samples]
+    items = [
+        Encoded(tokens=ids + s, targets=[False] * len(ids) + [True] * len(s), group="g")
+        for s in samples
+    ]
     lp = seq_logprobs(model, items, mean=True, bf16=cfg.bf16)
     return -(adv * lp).mean(), float(rewards.mean())
 
@@ -240,10 +284,18 @@ class _State:
     reward: list[float] = field(default_factory=list)
 
 
-def run_refine(label: str, *, profile: Any, db: Any, config: RefineConfig | None = None,
-               cancel: threading.Event | None = None, promote: bool = True,
-               echo: Callable[[str], None] = print, base: Path | None = None,
-               on_step: Callable[[int, int], None] | None = None) -> RefineReport:
+def run_refine(
+    label: str,
+    *,
+    profile: Any,
+    db: Any,
+    config: RefineConfig | None = None,
+    cancel: threading.Event | None = None,
+    promote: bool = True,
+    echo: Callable[[str], None] = print,
+    base: Path | None = None,
+    on_step: Callable[[int, int], None] | None = None,
+) -> RefineReport:
     """Train a new revision of ``label`` from the experience in ``db``; see the module doc."""
     from macaron_local.engine.tokenizer import shared_tokenizer
     from macaron_local.experience import datasets, log
@@ -252,20 +304,39 @@ def run_refine(label: str, *, profile: Any, db: Any, config: RefineConfig | None
     from macaron_local.turns.tools import tool_descriptions
 
     cfg = config or RefineConfig()
+    gate = cfg.gate.model_copy(update={"max_regression": profile.experience.max_regression})
+    cfg = cfg.model_copy(update={"gate": gate})  # the profile's threshold
     started = time.perf_counter()
     tools = tool_descriptions()
-    data = datasets.build(log.rows(db), label=label, profile=profile, tools=tools,
-                          heldout_fraction=cfg.heldout_fraction)
+    data = datasets.build(
+        log.rows(db),
+        label=label,
+        profile=profile,
+        tools=tools,
+        heldout_fraction=cfg.heldout_fraction,
+    )
     n_exp = len(data.train.sft) + len(data.train.routing)
     if data.train.size == 0:
-        raise RefineError(f"no experience to learn {label} from yet",
-                          hint="opt in (macaron experience on), then correct or rate answers")
-    data.replay = datasets.replay_slice(label, profile, tools,
-                                        math.ceil(cfg.replay_ratio * n_exp), seed=cfg.seed)
+        raise RefineError(
+            f"no experience to learn {label} from yet",
+            hint="opt in (macaron experience on), then correct or rate answers",
+        )
+    n_replay = max(cfg.replay_pool, math.ceil(cfg.replay_ratio * n_exp)) if cfg.replay_ratio else 0
+    data.replay = datasets.replay_slice(label, profile, tools, n_replay, seed=cfg.seed)
     parent, parent_path = _parent(profile, label)
-    key = json.dumps([label, cfg.model_dump(mode="json"), parent, profile.content_hash,
-                      data.train.__dict__, data.heldout.__dict__, data.replay], sort_keys=True,
-                     default=str)
+    key = json.dumps(
+        [
+            label,
+            cfg.model_dump(mode="json"),
+            parent,
+            profile.content_hash,
+            data.train.__dict__,
+            data.heldout.__dict__,
+            data.replay,
+        ],
+        sort_keys=True,
+        default=str,
+    )
     run_id = f"{label}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     run_dir = paths.ensure(runs_dir() / run_id)
 
@@ -288,38 +359,74 @@ def run_refine(label: str, *, profile: Any, db: Any, config: RefineConfig | None
         st = _train(model, tok, data, profile, tools, cfg, run_id, stop_if, echo, on_step)
         rep.steps, rep.sft_loss, rep.dpo_loss, rep.reward = st.step, st.sft, st.dpo, st.reward
         if st.step < cfg.steps:
-            rep.status, rep.summary = "cancelled", f"cancelled at step {st.step}/{cfg.steps}; " \
-                "nothing was registered (run it again to resume)"
+            rep.status, rep.summary = (
+                "cancelled",
+                f"cancelled at step {st.step}/{cfg.steps}; "
+                "nothing was registered (run it again to resume)",
+            )
             (run_dir / "cancel").unlink(missing_ok=True)
             return _write(rep, run_dir, started)
         rep.after = _measure(model, tok, data, label, profile, tools, cfg, echo)
-        _register(rep, model, label, parent, profile, cfg, run_id, base,
-                  get_manifest(EMBEDDED_ID).sha256, promote)
+        _register(
+            rep,
+            model,
+            label,
+            parent,
+            profile,
+            cfg,
+            run_id,
+            base,
+            get_manifest(EMBEDDED_ID).sha256,
+            promote,
+        )
         return _write(rep, run_dir, started)
     finally:
         model.eval()
         detach_lora(model)
 
 
-def _measure(model: Any, tok: Any, data: Any, label: str, profile: Any,
-             tools: Mapping[str, str], cfg: RefineConfig,
-             echo: Callable[[str], None]) -> dict[str, dict[str, float]]:
+def _measure(
+    model: Any,
+    tok: Any,
+    data: Any,
+    label: str,
+    profile: Any,
+    tools: Mapping[str, str],
+    cfg: RefineConfig,
+    echo: Callable[[str], None],
+) -> dict[str, dict[str, float]]:
     from macaron_local.refine.gate import heldout_metrics, regression_metrics
 
     model.eval()
-    out = {"heldout": heldout_metrics(model, tok, data.heldout, cfg.gate, profile, tools),
-           "regression": regression_metrics(model, tok, label, profile, tools, cfg.gate)}
+    out = {
+        "heldout": heldout_metrics(model, tok, data.heldout, cfg.gate, profile, tools),
+        "regression": regression_metrics(model, tok, label, profile, tools, cfg.gate),
+    }
     echo(f"  gate metrics: {json.dumps(out)}")
     return out
 
 
-def _train(model: Any, tok: Any, data: Any, profile: Any, tools: Mapping[str, str],
-           cfg: RefineConfig, run_id: str, stop_if: Callable[[], bool],
-           echo: Callable[[str], None], on_step: Callable[[int, int], None] | None) -> _State:
+def _train(
+    model: Any,
+    tok: Any,
+    data: Any,
+    profile: Any,
+    tools: Mapping[str, str],
+    cfg: RefineConfig,
+    run_id: str,
+    stop_if: Callable[[], bool],
+    echo: Callable[[str], None],
+    on_step: Callable[[int, int], None] | None,
+) -> _State:
     from macaron_local.refine.data import route_examples
 
-    exp = encode_all(tok, data.train.sft + route_examples(data.train.routing, profile, tools),
-                     cfg.max_len) if (data.train.sft or data.train.routing) else []
+    exp = (
+        encode_all(
+            tok, data.train.sft + route_examples(data.train.routing, profile, tools), cfg.max_len
+        )
+        if (data.train.sft or data.train.routing)
+        else []
+    )
     replay = encode_all(tok, data.replay, cfg.max_len) if data.replay else []
     chosen, rejected = pair_examples(tok, data.train.pairs, cfg.max_len)
     with torch.no_grad():  # the starting policy is the DPO reference
@@ -373,8 +480,10 @@ def _train(model: Any, tok: Any, data: Any, profile: Any, tools: Mapping[str, st
         if on_step:
             on_step(st.step, cfg.steps)
         if st.step % 5 == 0 or st.step == cfg.steps:
-            echo(f"  step {st.step}/{cfg.steps} sft {st.sft[-1] if st.sft else '-'} "
-                 f"dpo {st.dpo[-1] if st.dpo else '-'} reward {st.reward[-1:] or '-'}")
+            echo(
+                f"  step {st.step}/{cfg.steps} sft {st.sft[-1] if st.sft else '-'} "
+                f"dpo {st.dpo[-1] if st.dpo else '-'} reward {st.reward[-1:] or '-'}"
+            )
     resume.unlink(missing_ok=True)
     return st
 
@@ -387,8 +496,18 @@ def _save_resume(path: Path, model: Any, opt: Any, st: _State) -> None:
     tmp.replace(path)
 
 
-def _register(rep: RefineReport, model: Any, label: str, parent: str | None, profile: Any,
-              cfg: RefineConfig, run_id: str, base: Path, base_sha: str, promote: bool) -> None:
+def _register(
+    rep: RefineReport,
+    model: Any,
+    label: str,
+    parent: str | None,
+    profile: Any,
+    cfg: RefineConfig,
+    run_id: str,
+    base: Path,
+    base_sha: str,
+    promote: bool,
+) -> None:
     from macaron_local.engine.lora_io import BASE_SHA_KEY, LABEL_KEY, REVISION_KEY
     from macaron_local.refine import lineage
 
@@ -399,10 +518,20 @@ def _register(rep: RefineReport, model: Any, label: str, parent: str | None, pro
     meta = {BASE_SHA_KEY: base_sha, LABEL_KEY: label, REVISION_KEY: run_id}
     export_lora(model, cand, metadata=meta, dtype="f16")
     rev = lineage.register_revision(
-        cand, label=label, parent=parent, base_sha256=base_sha, profile_hash=profile.content_hash,
-        data_hash=run_id, config=cfg.model_dump(mode="json"),
-        metrics={"before": rep.before, "after": rep.after, "gate_passed": decision.passed,
-                 "gate_reasons": decision.reasons, "run_id": run_id},
+        cand,
+        label=label,
+        parent=parent,
+        base_sha256=base_sha,
+        profile_hash=profile.content_hash,
+        data_hash=run_id,
+        config=cfg.model_dump(mode="json"),
+        metrics={
+            "before": rep.before,
+            "after": rep.after,
+            "gate_passed": decision.passed,
+            "gate_reasons": decision.reasons,
+            "run_id": run_id,
+        },
     )
     cand.unlink(missing_ok=True)
     rep.revision = rev.revision
@@ -418,10 +547,22 @@ def _write(rep: RefineReport, run_dir: Path, started: float) -> RefineReport:
     rep.wall_s = round(time.perf_counter() - started, 1)
     title = f"{rep.label} {rep.run_id} ({rep.status})"
     rep.plots = [
-        str(plot_series(run_dir / "loss.png", {"SFT": rep.sft_loss, "DPO": rep.dpo_loss},
-                        title=title, ylabel="loss")),
-        str(plot_series(run_dir / "reward.png", {"GRPO mean reward": rep.reward}, title=title,
-                        ylabel="reward")),
+        str(
+            plot_series(
+                run_dir / "loss.png",
+                {"SFT": rep.sft_loss, "DPO": rep.dpo_loss},
+                title=title,
+                ylabel="loss",
+            )
+        ),
+        str(
+            plot_series(
+                run_dir / "reward.png",
+                {"GRPO mean reward": rep.reward},
+                title=title,
+                ylabel="reward",
+            )
+        ),
     ]
     if rep.before and rep.after:
         rep.plots.append(str(plot_gate(run_dir / "gate.png", rep.before, rep.after, title=title)))
@@ -438,8 +579,15 @@ class RefineJob:
     The app starts one and polls ``progress``; ``cancel()`` stops it between steps (trainer
     state is kept for a resume, no revision is registered)."""
 
-    def __init__(self, label: str, *, profile: Any, db_path: Path,
-                 config: RefineConfig | None = None, promote: bool = True) -> None:
+    def __init__(
+        self,
+        label: str,
+        *,
+        profile: Any,
+        db_path: Path,
+        config: RefineConfig | None = None,
+        promote: bool = True,
+    ) -> None:
         self.label, self.profile, self.db_path = label, profile, db_path
         self.config, self.promote = config, promote
         self.progress: tuple[int, int] = (0, (config or RefineConfig()).steps)
@@ -469,8 +617,14 @@ class RefineJob:
             pass
         try:
             self.report = run_refine(
-                self.label, profile=self.profile, db=open_db(self.db_path), config=self.config,
-                cancel=self._cancel, promote=self.promote, echo=self.lines.append,
-                on_step=lambda s, t: setattr(self, "progress", (s, t)))
+                self.label,
+                profile=self.profile,
+                db=open_db(self.db_path),
+                config=self.config,
+                cancel=self._cancel,
+                promote=self.promote,
+                echo=self.lines.append,
+                on_step=lambda s, t: setattr(self, "progress", (s, t)),
+            )
         except BaseException as exc:  # noqa: BLE001 - handed to the UI through .error
             self.error = exc

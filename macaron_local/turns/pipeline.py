@@ -13,7 +13,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import sqlite_utils
@@ -37,16 +36,15 @@ from macaron_local.store import (
     get_session,
     get_turn,
     open_db,
-    pending_summaries,
     recover,
-    save_summary,
     summaries,
 )
 from macaron_local.turns import adapters as adapter_bindings
 from macaron_local.turns.act import act, forward_cancel
 from macaron_local.turns.result import TurnResult
 from macaron_local.turns.route import ROUTE_SLOT, RouteResult, route, route_messages
-from macaron_local.turns.summary import start_summary
+from macaron_local.turns.summaries import SummaryHops
+from macaron_local.turns.summary import provisional_summary
 from macaron_local.turns.tools import load_registry, tool_descriptions
 from macaron_local.turns.views import View, build_view
 
@@ -56,7 +54,7 @@ DEFAULT_PROFILE = "tall-local"
 HEAD = "head"  # run_turn(parent_id=HEAD): continue from the session's current head
 
 
-class Runtime:
+class Runtime(SummaryHops):
     """The facade the CLI, the TUI and the server drive. Thread-safe for concurrent turns."""
 
     def __init__(
@@ -80,9 +78,7 @@ class Runtime:
         self.remote = RemoteHook(profile)  # heavy turns to a remote server, failover to local
         self._agents: dict[str, AgentSession] = {}
         self._local = threading.local()
-        self._pending: dict[str, Future[str]] = {}
-        self._pending_lock = threading.Lock()
-        self._summarizer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="summary")
+        self._init_summaries()
         self.ui_catalogue = default_catalogue()  # what the GenUI label draws with
         self.ui_grammars = GrammarCache()  # its answer grammar, built once per catalogue+tools
 
@@ -122,8 +118,13 @@ class Runtime:
         msgs = route_messages(self.profile, "", self.tools)
         adapter = self.bindings["L0"].adapter if "L0" in self.bindings else None
         try:
-            self.engine.generate(self.engine.render_chat(msgs), adapter=adapter, slot=ROUTE_SLOT,
-                                 max_tokens=1, priority=BACKGROUND)
+            self.engine.generate(
+                self.engine.render_chat(msgs),
+                adapter=adapter,
+                slot=ROUTE_SLOT,
+                max_tokens=1,
+                priority=BACKGROUND,
+            )
         except MacaronError as exc:  # a route that cannot start falls back at turn time anyway
             log.warning("router warm-up: %s", exc)
 
@@ -178,11 +179,12 @@ class Runtime:
             on_route(decision)
         binding = self.bindings[decision.label]
         calls: list = []
+        provisional: set[str] = set()  # turns whose summary the view had to stand in for
         try:  # the view may not fit (ContextOverflowError): that too is a rolled-back TurnError
             plan = self.remote.plan(
                 decision.label,
                 text,
-                lambda n_ctx: self._view(decision.label, history, text, n_ctx),
+                lambda n_ctx: self._view(decision.label, history, text, n_ctx, provisional),
                 forced=remote,
                 adapter_loaded=binding.adapter is not None,
                 uses_tools=bool(self.profile.tool_patterns(decision.label)),
@@ -210,7 +212,9 @@ class Runtime:
         record = commit_turn(
             db,
             session_id,
-            self._new_turn(text, decision, binding, view, done, started, tool_result_of, attempt),
+            self._new_turn(
+                text, decision, binding, view, done, started, tool_result_of, attempt, provisional
+            ),
             calls,
             expected_head=head,
             parent_id=parent,
@@ -253,15 +257,34 @@ class Runtime:
         return self.route(text)
 
     def _view(
-        self, label: str, history: list[TurnRecord], text: str, n_ctx: int | None = None
+        self,
+        label: str,
+        history: list[TurnRecord],
+        text: str,
+        n_ctx: int | None = None,
+        provisional: set[str] | None = None,
     ) -> View:
-        known = summaries(self.db(), [t.id for t in history])
+        texts = {k: v.text for k, v in summaries(self.db(), [t.id for t in history]).items()}
+        wait = self.profile.memory.summary_wait_s  # for this whole view, not per summary
+        deadline = None if wait is None else time.perf_counter() + wait
+
+        def summary_of(turn: TurnRecord) -> str:
+            if turn.id not in texts:
+                left = None if deadline is None else max(0.0, deadline - time.perf_counter())
+                text = self.summary_for(turn, timeout=left)
+                if text is None:  # still being written past the wait: a stand-in
+                    if provisional is not None:
+                        provisional.add(turn.id)
+                    text = provisional_summary(turn)
+                texts[turn.id] = text  # the compaction loop asks again: same answer, no wait
+            return texts[turn.id]
+
         return build_view(
             self.profile,
             label,
             history,
             text,
-            summary_of=lambda t: known[t.id].text if t.id in known else self.summary_for(t),
+            summary_of=summary_of,
             count_tokens=self.engine.count_tokens,
             render=self.engine.render_chat,
             n_ctx=n_ctx or self.engine.n_ctx,
@@ -315,13 +338,18 @@ class Runtime:
             return None
         tools = action_tools(self.profile, self.registry)
         try:
-            return self.ui_grammars.get(self.ui_catalogue, tools, vocab=self.engine.vocab)
+            return self.ui_grammars.get(self.ui_catalogue, tools, check=self.engine.check_grammar)
         except GrammarError as exc:
             log.warning("ui grammar: %s", exc)
             if on_notice is not None:
-                on_notice(Notice("grammar", f"the {label} answer is not constrained to the "
-                                 f"component catalogue (its grammar could not be built: {exc})",
-                                 reason=str(exc)))
+                on_notice(
+                    Notice(
+                        "grammar",
+                        f"the {label} answer is not constrained to the "
+                        f"component catalogue (its grammar could not be built: {exc})",
+                        reason=str(exc),
+                    )
+                )
             return None
 
     def _act(
@@ -372,9 +400,12 @@ class Runtime:
         started: float,
         tool_result_of: str | None,
         attempt: Attempt,
+        provisional: set[str],
     ) -> NewTurn:  # noqa: ANN001
         total = (time.perf_counter() - started) * 1000
         meta = {"route_error": decision.error} if decision.error else {}
+        if provisional:
+            meta["provisional_summaries"] = sorted(provisional)
         return NewTurn(
             request=text,
             answer=done.text.strip(),
@@ -406,76 +437,6 @@ class Runtime:
                 "finish": done.finish_reason,
             },
         )
-
-    # --- summaries ---------------------------------------------------------------------------
-
-    def _summarize_later(
-        self, record: TurnRecord, view: View, binding: adapter_bindings.Binding
-    ) -> None:
-        stream = start_summary(
-            self.engine,
-            self.profile,
-            adapter=binding.adapter,
-            slot=f"summary:{record.label}",
-            view=view.messages,
-            answer=record.answer,
-        )
-        future = self._summarizer.submit(self._save_summary, record, binding, stream)
-        with self._pending_lock:
-            self._pending[record.id] = future
-
-    def _save_summary(self, record: TurnRecord, binding: adapter_bindings.Binding, stream) -> str:  # noqa: ANN001
-        try:
-            done = stream.result()
-            text = done.text.strip() or record.request[:200]
-            save_summary(
-                self.db(),
-                record.id,
-                label=record.label,
-                text=text,
-                n_tokens=done.n_generated,
-                adapter_revision=binding.revision,
-            )
-            return text
-        finally:
-            with self._pending_lock:
-                self._pending.pop(record.id, None)
-
-    def summary_for(self, turn: TurnRecord) -> str:
-        """A turn's summary: stored, pending (waited for), or made now (after a restart)."""
-        with self._pending_lock:
-            future = self._pending.get(turn.id)
-        if future is not None:
-            return future.result()
-        known = summaries(self.db(), [turn.id])
-        if turn.id in known:
-            return known[turn.id].text
-        binding = self.bindings.get(turn.label) or adapter_bindings.Binding(
-            turn.label, None, "base"
-        )
-        view = [
-            {"role": "system", "content": self.profile.system_prompt(turn.label, self.tools)},
-            {"role": "user", "content": turn.request},
-        ]
-        stream = start_summary(
-            self.engine,
-            self.profile,
-            adapter=binding.adapter,
-            slot=f"summary:{turn.label}",
-            view=view,
-            answer=turn.answer,
-            priority=0,
-        )
-        return self._save_summary(turn, binding, stream)
-
-    def finish_pending(self, timeout: float | None = None) -> None:
-        """Wait for background summaries; also writes those a previous run left undone."""
-        with self._pending_lock:
-            futures = list(self._pending.values())
-        for f in futures:
-            f.result(timeout)
-        for turn_id in pending_summaries(self.db()):
-            self.summary_for(get_turn(self.db(), turn_id))
 
     def close(self) -> None:
         try:

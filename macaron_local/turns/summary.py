@@ -10,10 +10,12 @@ prompt chunks and between tokens.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from macaron_local.engine import BACKGROUND, Engine, Sampling, Stream
 from macaron_local.hcp import Profile
+from macaron_local.store import TurnRecord
 from macaron_local.turns.route import clip_middle
 
 
@@ -54,3 +56,24 @@ def start_summary(
         sampling=Sampling(temperature=0.0, repeat_penalty=1.1),
         priority=priority,
     )
+
+
+PROVISIONAL_CHARS = 240
+
+
+def provisional_summary(turn: TurnRecord) -> str:
+    """A stand-in for a summary still being written: the request and the answer's opening
+    sentences, clipped. A view uses it only when the profile's ``summary_wait_s`` ran out."""
+    return (
+        f"(provisional) The user asked: {_clip(turn.request)} "
+        f"The answer began: {_clip(turn.answer)}"
+    )
+
+
+def _clip(text: str, limit: int = PROVISIONAL_CHARS) -> str:
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit]
+    ends = [m.end() for m in re.finditer(r"[.!?](?=\s)", cut)]
+    return cut[: ends[-1]] if ends and ends[-1] > limit // 3 else cut.rsplit(" ", 1)[0] + " ..."

@@ -30,7 +30,7 @@ Stats = dict[str, object]
 HERE = Path(__file__).resolve().parent
 SRC = HERE / "src"
 SEED = 20250314
-ROUTE_PER_LABEL = 1100
+ROUTE_PER_LABEL = 1300
 SUMMARY_MAX_WORDS = 60
 LONG_CHARS = 200
 
@@ -47,7 +47,12 @@ def route_rows(stats: dict[str, object]) -> list[dict[str, str]]:
     """Seeds plus augmentations, ROUTE_PER_LABEL per label, shuffled."""
     rng = random.Random(SEED)
     seeds: dict[str, list[str]] = {lab: read_lines(SRC / f"route_{lab}.txt") for lab in LABELS}
-    hard = read_labelled(SRC / "route_hard.txt")
+    # Contrasting pairs, API-style phrasings and mixed intents: the cases routers get wrong.
+    hard = [
+        row
+        for name in ("route_hard", "route_api", "route_mixed")
+        for row in read_labelled(SRC / f"{name}.txt")
+    ]
     hard_texts = {text for _, text in hard}
     for label, text in hard + read_labelled(SRC / "route_long.txt"):
         seeds[label].append(text)

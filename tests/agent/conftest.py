@@ -23,8 +23,13 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def policy(workspace: Path) -> SandboxPolicy:
-    return SandboxPolicy(workspace=str(workspace), cpu_seconds=5.0, wall_seconds=20.0,
-                         memory_mb=256, output_chars=2000)
+    return SandboxPolicy(
+        workspace=str(workspace),
+        cpu_seconds=5.0,
+        wall_seconds=20.0,
+        memory_mb=256,
+        output_chars=2000,
+    )
 
 
 @pytest.fixture

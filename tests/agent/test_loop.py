@@ -25,35 +25,51 @@ def test_extract_block() -> None:
     assert extract_block("All done.") is None
 
 
-def test_repl_steps_then_final_answer(policy: SandboxPolicy, bundled_registry: ToolRegistry,
-                                      context: ToolContext) -> None:
+def test_repl_steps_then_final_answer(
+    policy: SandboxPolicy, bundled_registry: ToolRegistry, context: ToolContext
+) -> None:
     gate = ToolGate(bundled_registry, allow=["*"], auto_approve=["todos.*"], context=context)
     step, seen = scripted(
         "```repl\nt = todos.add('Pay rent', due='2025-03-01', estimate_h=0.5)\nt['id']\n```",
         "```repl\n[x['title'] for x in todos.list(status='overdue')]\n```",
-        "Rent is overdue.")
+        "Rent is overdue.",
+    )
     with Repl(policy, gate) as repl:
         out = run_agent(step, [{"role": "user", "content": "add rent"}], repl, gate, max_steps=5)
     assert out.finished and out.text == "Rent is overdue." and out.round_trips == 3
     assert [c.result for c in out.calls] == ["1", "['Pay rent']"]
     assert [c.status for c in out.calls] == ["ok", "ok"]
     assert seen[2][-1] == {"role": "tool", "content": "['Pay rent']"}
-    assert [m["role"] for m in out.messages] == ["user", "assistant", "tool", "assistant",
-                                                 "tool", "assistant"]
+    assert [m["role"] for m in out.messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
 
 
 def test_call_blocks_for_observe_before_commit_tools(policy: SandboxPolicy) -> None:
     booked: list[str] = []
     reg = ToolRegistry()
     reg.add(ToolSpec("calendar.free", lambda day: ["09:00", "14:00"], discrete=True))
-    reg.add(ToolSpec("calendar.book", lambda slot: booked.append(slot) or slot, discrete=True,
-                     side_effect=True))
+    reg.add(
+        ToolSpec(
+            "calendar.book",
+            lambda slot: booked.append(slot) or slot,
+            discrete=True,
+            side_effect=True,
+        )
+    )
     gate = ToolGate(reg, allow=["*"], confirm=lambda tool, args: args["slot"] == "14:00")
     assert gate.namespace() == {}  # discrete tools are not bound in the REPL
-    step, _ = scripted('```call\n{"tool": "calendar.free", "args": {"day": "mon"}}\n```',
-                       '```call\n{"tool": "calendar.book", "args": {"slot": "09:00"}}\n```',
-                       '```call\n{"tool": "calendar.book", "args": {"slot": "14:00"}}\n```',
-                       "Booked 14:00.")
+    step, _ = scripted(
+        '```call\n{"tool": "calendar.free", "args": {"day": "mon"}}\n```',
+        '```call\n{"tool": "calendar.book", "args": {"slot": "09:00"}}\n```',
+        '```call\n{"tool": "calendar.book", "args": {"slot": "14:00"}}\n```',
+        "Booked 14:00.",
+    )
     with Repl(policy, gate) as repl:
         out = run_agent(step, [{"role": "user", "content": "book"}], repl, gate)
     assert [c.status for c in out.calls] == ["ok", "declined", "ok"]

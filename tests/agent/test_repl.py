@@ -39,14 +39,17 @@ def test_a_dead_child_is_restarted_and_says_the_namespace_was_lost(policy: Sandb
 
 
 def test_tools_cross_to_the_host_and_results_stay_bound(
-        policy: SandboxPolicy, bundled_registry: ToolRegistry, context: ToolContext) -> None:
+    policy: SandboxPolicy, bundled_registry: ToolRegistry, context: ToolContext
+) -> None:
     gate = ToolGate(bundled_registry, allow=["*"], auto_approve=["todos.*"], context=context)
     with Repl(policy, gate) as repl:
-        out = repl.run("t = todos.add('Write report', due='2025-03-10', estimate_h=2.5)\n"
-                       "t['status'], t['due']").output
+        out = repl.run(
+            "t = todos.add('Write report', due='2025-03-10', estimate_h=2.5)\nt['status'], t['due']"
+        ).output
         assert out == "('open', '2025-03-10')"
-        out = repl.run("overdue = todos.list(status='overdue')\n"
-                       "sum(t['estimate_h'] or 0 for t in overdue)").output
+        out = repl.run(
+            "overdue = todos.list(status='overdue')\nsum(t['estimate_h'] or 0 for t in overdue)"
+        ).output
         assert out == "2.5"
         assert repl.run("todos.done(999)").output == "KeyError: 999"
         assert repl.run("units.convert(72, 'F', 'C')").output == "22.2222"
@@ -54,8 +57,9 @@ def test_tools_cross_to_the_host_and_results_stay_bound(
     assert Path(context.data_dir, "personal.db").exists()
 
 
-def test_allowlist_hides_and_refuses_tools(policy: SandboxPolicy, bundled_registry: ToolRegistry,
-                                           context: ToolContext) -> None:
+def test_allowlist_hides_and_refuses_tools(
+    policy: SandboxPolicy, bundled_registry: ToolRegistry, context: ToolContext
+) -> None:
     gate = ToolGate(bundled_registry, allow=["notes.search", "clock.*"], context=context)
     assert sorted(gate.namespace()) == ["clock", "notes"]
     with Repl(policy, gate) as repl:
@@ -70,16 +74,18 @@ def test_allowlist_hides_and_refuses_tools(policy: SandboxPolicy, bundled_regist
         raise AssertionError("todos.list passed the allowlist")
 
 
-def test_confirmation_gate(policy: SandboxPolicy, bundled_registry: ToolRegistry,
-                           context: ToolContext) -> None:
+def test_confirmation_gate(
+    policy: SandboxPolicy, bundled_registry: ToolRegistry, context: ToolContext
+) -> None:
     asked: list[tuple[str, dict]] = []
 
     def no(tool: str, args: dict) -> bool:
         asked.append((tool, args))
         return False
 
-    gate = ToolGate(bundled_registry, allow=["*"], confirm=no, auto_approve=["notes.*"],
-                    context=context)
+    gate = ToolGate(
+        bundled_registry, allow=["*"], confirm=no, auto_approve=["notes.*"], context=context
+    )
     with Repl(policy, gate) as repl:
         out = repl.run("todos.add('Buy milk')").output
         assert out == "PermissionError: the user declined to run: todos.add('Buy milk')"
@@ -93,10 +99,16 @@ def test_confirmation_gate(policy: SandboxPolicy, bundled_registry: ToolRegistry
 
 
 def test_shell_asks_even_when_everything_is_auto_approved(
-        policy: SandboxPolicy, bundled_registry: ToolRegistry, context: ToolContext) -> None:
+    policy: SandboxPolicy, bundled_registry: ToolRegistry, context: ToolContext
+) -> None:
     asked: list[str] = []
-    gate = ToolGate(bundled_registry, allow=["*"], auto_approve=["*"], context=context,
-                    confirm=lambda tool, args: asked.append(tool) or True)
+    gate = ToolGate(
+        bundled_registry,
+        allow=["*"],
+        auto_approve=["*"],
+        context=context,
+        confirm=lambda tool, args: asked.append(tool) or True,
+    )
     with Repl(policy, gate) as repl:
         assert repl.run("shell.run('echo hi')").output == "{'rc': 0, 'out': 'hi\\n'}"
     assert asked == ["shell.run"]

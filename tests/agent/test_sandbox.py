@@ -35,10 +35,13 @@ def test_reading_ssh_keys_in_home_is_blocked(tmp_path: Path, policy: SandboxPoli
     key = home / ".ssh" / "id_ed25519"
     key.write_text("SECRET KEY")
     with Repl(replace(policy, home=str(home))) as repl:
-        for code in (f"open({str(key)!r}).read()", f"import os; os.listdir({str(home / '.ssh')!r})",
-                     f"import pathlib; pathlib.Path({str(key)!r}).read_text()",
-                     f"import os; os.symlink({str(key)!r}, 'k'); open('k').read()",
-                     "open('../home/.ssh/id_ed25519').read()"):
+        for code in (
+            f"open({str(key)!r}).read()",
+            f"import os; os.listdir({str(home / '.ssh')!r})",
+            f"import pathlib; pathlib.Path({str(key)!r}).read_text()",
+            f"import os; os.symlink({str(key)!r}, 'k'); open('k').read()",
+            "open('../home/.ssh/id_ed25519').read()",
+        ):
             res = repl.run(code)
             assert res.status == "error" and _blocked(res.output), code
             assert "SECRET" not in res.output
@@ -46,9 +49,12 @@ def test_reading_ssh_keys_in_home_is_blocked(tmp_path: Path, policy: SandboxPoli
 
 def test_writing_outside_the_workspace_is_blocked(repl: Repl, tmp_path: Path) -> None:
     target = tmp_path / "outside.txt"
-    for code in (f"open({str(target)!r}, 'w').write('x')", "open('../outside.txt', 'a')",
-                 f"import os; os.rename('a', {str(target)!r})",
-                 f"import shutil; shutil.rmtree({str(tmp_path)!r})"):
+    for code in (
+        f"open({str(target)!r}, 'w').write('x')",
+        "open('../outside.txt', 'a')",
+        f"import os; os.rename('a', {str(target)!r})",
+        f"import shutil; shutil.rmtree({str(tmp_path)!r})",
+    ):
         res = repl.run(code)
         assert _blocked(res.output), code
     assert not target.exists()
@@ -59,8 +65,12 @@ def test_writing_outside_the_workspace_is_blocked(repl: Repl, tmp_path: Path) ->
 def test_fork_bomb_is_blocked(repl: Repl) -> None:
     res = repl.run("import os\nwhile True:\n    os.fork()")
     assert _blocked(res.output) and "os.fork" in res.output
-    for code in ("import subprocess", "import os; os.system('echo hi')",
-                 "import os; os.execv('/bin/sh', ['sh'])", "import multiprocessing"):
+    for code in (
+        "import subprocess",
+        "import os; os.system('echo hi')",
+        "import os; os.execv('/bin/sh', ['sh'])",
+        "import multiprocessing",
+    ):
         assert _blocked(repl.run(code).output), code
     assert repl.run("1 + 1").output == "2"
 
@@ -116,12 +126,17 @@ def test_socket_to_localhost_never_connects(repl: Repl) -> None:
 
 def test_host_tampering_through_signals_and_ctypes_is_blocked(repl: Repl) -> None:
     host = os.getpid()
-    for code in ("import os; os.kill(os.getppid(), 9)", f"import os; os.kill({host}, 9)",
-                 "import os; os.killpg(0, 9)", "import signal; signal.pthread_kill(1, 9)",
-                 "import ctypes", "import importlib; importlib.import_module('_ctypes')",
-                 "import importlib; importlib.import_module('_posixsubprocess')",
-                 "import resource; resource.setrlimit(resource.RLIMIT_CPU, (-1, -1))",
-                 "import gc; gc.get_objects()"):
+    for code in (
+        "import os; os.kill(os.getppid(), 9)",
+        f"import os; os.kill({host}, 9)",
+        "import os; os.killpg(0, 9)",
+        "import signal; signal.pthread_kill(1, 9)",
+        "import ctypes",
+        "import importlib; importlib.import_module('_ctypes')",
+        "import importlib; importlib.import_module('_posixsubprocess')",
+        "import resource; resource.setrlimit(resource.RLIMIT_CPU, (-1, -1))",
+        "import gc; gc.get_objects()",
+    ):
         res = repl.run(code)
         assert _blocked(res.output), code
     assert repl.run("'still here'").output == "'still here'"

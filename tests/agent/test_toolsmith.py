@@ -27,8 +27,9 @@ def test_save_from_the_repl_then_promote_on_held_out_cases(policy: SandboxPolicy
         out = repl.run("save_tool(to_hours, cases=[[[90], 1.5], [[30], 0.5]])").output
         assert out == "{'name': 'to_hours', 'status': 'candidate', 'passed': 2}"
         out = repl.run("promote_tool('to_hours')").output
-        assert out == ("ValueError: to_hours has no held-out reference cases yet; "
-                       "it stays a candidate")
+        assert out == (
+            "ValueError: to_hours has no held-out reference cases yet; it stays a candidate"
+        )
         smith.add_references("to_hours", [[[45], 0.75], [[100], 1.67], [[0], 0.0]])
         assert repl.run("promote_tool('to_hours')['status']").output == "'promoted'"
     # a later session (a new REPL child) has the promoted tool defined
@@ -49,8 +50,7 @@ def test_own_cases_must_pass_to_save(policy: SandboxPolicy) -> None:
     assert smith.get("to_hours") is None
 
 
-def test_held_out_failure_blocks_promotion_without_revealing_answers(
-        policy: SandboxPolicy) -> None:
+def test_held_out_failure_blocks_promotion_without_revealing_answers(policy: SandboxPolicy) -> None:
     smith = Toolsmith(policy)
     smith.save("to_hours", WRONG, [[[120], 2]])  # passes its own (easy) case
     smith.add_references("to_hours", [[[90], 1.5], [[120], 2.0]])

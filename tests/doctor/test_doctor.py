@@ -98,7 +98,15 @@ def test_a_missing_download_says_which_pull_fixes_it() -> None:
 
 
 def test_the_keyring_without_a_backend_is_a_warning_with_a_fix() -> None:
-    rows = checks(run("--profile", write_profile(), "--json"))
+    import keyring
+    from keyring.backends import fail
+
+    previous = keyring.get_keyring()  # keyring keeps the first backend a process loads:
+    keyring.set_keyring(fail.Keyring())  # the environment variable alone is not enough
+    try:
+        rows = checks(run("--profile", write_profile(), "--json"))
+    finally:
+        keyring.set_keyring(previous)
     assert rows["secrets/keyring"]["level"] == "warn"
     assert "keyrings.alt" in rows["secrets/keyring"]["fix"]
 

@@ -57,8 +57,10 @@ def app_in_tmux(tmp_path: Path) -> Iterator[Path]:
     # the user already chose about experience logging: no first-run explainer in the way
     (home / "config").mkdir(parents=True, exist_ok=True)
     (home / "config" / "experience.json").write_text('{"opt_in": false}\n')
-    cmd = (f"cd {tmp_path} && MACARON_HOME={home} {sys.executable} -m macaron_local.tui "
-           f"--profile test-fast; echo EXITED; sleep 30")
+    cmd = (
+        f"cd {tmp_path} && MACARON_HOME={home} {sys.executable} -m macaron_local.tui "
+        f"--profile test-fast; echo EXITED; sleep 30"
+    )
     tmux("new-session", "-d", "-s", SESSION, "-x", "140", "-y", "40", cmd)
     tmux("resize-window", "-t", SESSION, "-x", "140", "-y", "40")
     try:

@@ -115,8 +115,9 @@ def test_lora_round_trip_is_lossless(tmp_path: Path, model_path: Path) -> None:
         assert (back.tensors[name][0] == a).all() and (back.tensors[name][1] == b).all()
 
 
-def test_vocab_only_tokenizer_matches_the_engine(model_path: Path, engine: Engine,
-                                                 tmp_path: Path) -> None:
+def test_vocab_only_tokenizer_matches_the_engine(
+    model_path: Path, engine: Engine, tmp_path: Path
+) -> None:
     from macaron_local.engine.tokenizer import Tokenizer
 
     tok = Tokenizer(model_path)  # llama.cpp vocab-only load: no Python GGUF header parse

@@ -218,9 +218,28 @@ def test_parked_slots_beyond_the_budget_are_dropped_then_rebuilt(model_path) -> 
         assert eng.complete(p1, slot="one", max_tokens=8).n_reused == len(eng.tokenize(p1)) - 1
 
 
+def test_a_background_prompt_keeps_what_a_request_read_meanwhile(engine: Engine) -> None:
+    """The router's warm-up is a background prompt in the route slot; a route request that
+    arrives half way reads the rest of that prompt and its own tokens. The warm-up, resumed,
+    goes on from there: it used to cut the slot back to its own half-read point, and the next
+    route read the router prompt again (1-1.5 s per turn on 2 cores)."""
+    prefix = chat(engine, "Classify this. " + "The river rises every spring. " * 60)
+    n = len(engine.tokenize(prefix))
+    bg = engine.generate(prefix, slot="shared", max_tokens=1, priority=BACKGROUND)
+    held = 0
+    while not bg.done and not 0 < held < n // 2:  # wait until it is part read
+        held = engine.slots().get("shared", (None, 0))[1]
+    assert 0 < held < n // 2, "the background prompt finished before it could be overtaken"
+    ahead = engine.complete(prefix + "Next:", slot="shared", max_tokens=1)
+    done = bg.result()
+    assert ahead.n_reused >= held  # the request went on from the warm-up's part...
+    assert done.n_evaluated < n - held  # ...and the warm-up did not read that part again
+
+
 def test_a_background_prompt_yields_between_chunks(engine: Engine) -> None:
-    """A long background prompt is read 64 tokens at a time with the engine free in between:
-    other calls run while it is half read, and its result is the same as in one piece."""
+    """A long background prompt is read BACKGROUND_CHUNK tokens at a time with the engine free
+    in between: other calls run while it is half read, and its result is the same as in one
+    piece."""
     from macaron_local.engine.engine import BACKGROUND_CHUNK
 
     long_prompt = chat(engine, "Summarise this. " + "The river rises every spring. " * 60)

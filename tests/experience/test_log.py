@@ -41,8 +41,9 @@ def test_opt_in_off_writes_nothing(tmp_path: Path, profile) -> None:  # noqa: AN
 def test_profile_opt_in_and_user_override(tmp_path: Path, profile) -> None:  # noqa: ANN001
     db = open_store(tmp_path)
     sid = new_session(db)
-    on = profile.model_copy(update={"experience": profile.experience.model_copy(
-        update={"opt_in": True})})
+    on = profile.model_copy(
+        update={"experience": profile.experience.model_copy(update={"opt_in": True})}
+    )
     assert experience.record_turn(db, on, commit(db, sid, "a", "b")) is not None
     experience.set_user_choice(False)  # the user's own "off" beats the profile
     assert experience.record_turn(db, on, commit(db, sid, "c", "d")) is None
@@ -67,14 +68,25 @@ def test_signals_feedback_retry_reroute(tmp_path: Path, profile) -> None:  # noq
     first = commit(db, sid, "sort a list in python", "Use a loop.", label="L0", kind="auto")
     experience.record_turn(db, profile, first)
     # the user retries the same request pinned to the coding specialist
-    second = commit(db, sid, "sort a list in python", "sorted(xs)", label="L2", kind="manual",
-                    parent=first.parent_id)
+    second = commit(
+        db,
+        sid,
+        "sort a list in python",
+        "sorted(xs)",
+        label="L2",
+        kind="manual",
+        parent=first.parent_id,
+    )
     experience.record_turn(db, profile, second)
     assert experience.record_feedback(db, profile, second.id, "up") == (
-        True, "kept thumbs up locally for learning")
+        True,
+        "kept thumbs up locally for learning",
+    )
     by_turn = {r.turn_id: r for r in experience.rows(db)}
     assert [(s.kind, s.value) for s in by_turn[first.id].signals] == [
-        ("retry", second.id), ("reroute", "L2")]
+        ("retry", second.id),
+        ("reroute", "L2"),
+    ]
     assert [s.kind for s in by_turn[second.id].signals] == ["up"]
     assert by_turn[second.id].route_kind == "manual"
     with pytest.raises(StoreError):
@@ -85,17 +97,34 @@ def test_planted_secrets_never_reach_the_log(tmp_path: Path, profile) -> None:  
     experience.set_user_choice(True)
     db = open_store(tmp_path)
     sid = new_session(db)
-    planted = ["sk-live-abcdefghijklmnop1234", "ghp_abcdefghijklmnopqrstuvwxyz0123",
-               "AKIAABCDEFGHIJKLMNOP", "hunter22", "Bearer tok_abcdefghijk", "[NoAI]my salary"]
-    call = NewToolCall(step=0, label="L1", code="login(password='hunter22')",
-                       result="token: xoxb-1234567890-abcdefghij", status="ok")
-    turn = commit(db, sid, f"use {planted[0]} and {planted[1]}; [NoAI]my salary[/NoAI]",
-                  f"done with {planted[2]}, Authorization: {planted[4]}", label="L1",
-                  calls=(call,))
+    planted = [
+        "sk-live-abcdefghijklmnop1234",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123",
+        "AKIAABCDEFGHIJKLMNOP",
+        "hunter22",
+        "Bearer tok_abcdefghijk",
+        "[NoAI]my salary",
+    ]
+    call = NewToolCall(
+        step=0,
+        label="L1",
+        code="login(password='hunter22')",
+        result="token: xoxb-1234567890-abcdefghij",
+        status="ok",
+    )
+    turn = commit(
+        db,
+        sid,
+        f"use {planted[0]} and {planted[1]}; [NoAI]my salary[/NoAI]",
+        f"done with {planted[2]}, Authorization: {planted[4]}",
+        label="L1",
+        calls=(call,),
+    )
     experience.record_turn(db, profile, turn, [call])
     experience.record_feedback(db, profile, turn.id, "correction", "my password is hunter22")
     dump = json.dumps(experience.export(db)) + json.dumps(
-        [list(r) for r in db.execute("SELECT * FROM experience_signals").fetchall()])
+        [list(r) for r in db.execute("SELECT * FROM experience_signals").fetchall()]
+    )
     for secret in [*planted, "xoxb-1234567890", "salary"]:
         assert secret.split()[-1] not in dump, secret
     row = experience.rows(db)[0]

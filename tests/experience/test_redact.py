@@ -62,8 +62,12 @@ def test_noai_marks() -> None:
 
 def test_genui_noai_fields_are_dropped() -> None:
     value, hits = redact_value(
-        {"form": [{"name": "ssn", "visibility": "NoAI", "value": "123-45-6789"},
-                  {"name": "city", "value": "Oslo", "token": "password: pw123456"}]}
+        {
+            "form": [
+                {"name": "ssn", "visibility": "NoAI", "value": "123-45-6789"},
+                {"name": "city", "value": "Oslo", "token": "password: pw123456"},
+            ]
+        }
     )
     assert "123-45-6789" not in str(value) and "pw123456" not in str(value)
     assert "Oslo" in str(value) and hits == 2

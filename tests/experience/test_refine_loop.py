@@ -42,8 +42,14 @@ def _config(**gate):  # noqa: ANN003, ANN202
     from macaron_local.refine.gate import GateConfig
     from macaron_local.refine.loop import RefineConfig
 
-    return RefineConfig(steps=1, batch_size=2, dpo_batch=1, replay_ratio=0.5,
-                        heldout_fraction=0.34, gate=GateConfig(regression_limit=3, **gate))
+    return RefineConfig(
+        steps=1,
+        batch_size=2,
+        dpo_batch=1,
+        replay_ratio=0.5,
+        heldout_fraction=0.34,
+        gate=GateConfig(regression_limit=3, **gate),
+    )
 
 
 @pytest.mark.timeout(3600)  # two measured passes of the base on a shared CPU
@@ -52,17 +58,25 @@ def test_failed_gate_leaves_the_policy_record_unchanged(corrected) -> None:  # n
     from macaron_local.refine.loop import run_refine
 
     db, profile = corrected
-    before = lineage.policy_path(profile.id).read_bytes() if lineage.policy_path(
-        profile.id).exists() else None
-    report = run_refine("L0", profile=profile, db=db, config=_config(min_gain=100.0),
-                        echo=lambda s: None)
+    before = (
+        lineage.policy_path(profile.id).read_bytes()
+        if lineage.policy_path(profile.id).exists()
+        else None
+    )
+    report = run_refine(
+        "L0", profile=profile, db=db, config=_config(min_gain=100.0), echo=lambda s: None
+    )
     assert report.status == "kept" and not report.gate_passed
     assert any("improved by more than 100.0" in r for r in report.reasons)
-    after = lineage.policy_path(profile.id).read_bytes() if lineage.policy_path(
-        profile.id).exists() else None
+    after = (
+        lineage.policy_path(profile.id).read_bytes()
+        if lineage.policy_path(profile.id).exists()
+        else None
+    )
     assert after == before
     rev = lineage.get_revision(report.revision)
     assert rev.label == "L0" and rev.metrics["gate_passed"] is False
+    assert rev.config["gate"]["max_regression"] == profile.experience.max_regression  # its gate
     assert rev.metrics["gate_reasons"] == report.reasons
     assert Path(report.report_json).is_file()
     assert {Path(p).name for p in report.plots} == {"loss.png", "reward.png", "gate.png"}
@@ -76,8 +90,9 @@ def test_cancelled_run_registers_nothing_and_resumes(corrected) -> None:  # noqa
     db, profile = corrected
     cancel = threading.Event()
     cancel.set()
-    report = run_refine("L0", profile=profile, db=db, config=_config(), cancel=cancel,
-                        echo=lambda s: None)
+    report = run_refine(
+        "L0", profile=profile, db=db, config=_config(), cancel=cancel, echo=lambda s: None
+    )
     assert report.status == "cancelled" and report.revision is None and report.steps == 0
     assert lineage.store_snapshot() == {}  # no revision, not even a partial file
     assert lineage.get_policy(profile.id).serving == {}

@@ -4,7 +4,6 @@ real runtime on the embedded model under the fast test profile (tests/turns/conf
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 
 from macaron_local.genui.catalogue import Document, default_catalogue
+from tests.conftest import macaron_home
 from tests.turns.conftest import write_fast_profile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,40 +21,112 @@ SECRET = "4111-1111-1111-1111"
 KITCHEN_SINK: dict[str, Any] = {
     "title": "Everything",
     "components": [
-        {"type": "card", "id": "intro", "title": "Intro", "text": "Some **bold** text",
-         "components": [{"type": "text", "id": "note", "text": "A note."}]},
-        {"type": "choice", "id": "plan", "label": "Plan", "mode": "single",
-         "options": ["Basic", "Pro", "Team"], "value": "Pro"},
-        {"type": "choice", "id": "extras", "label": "Extras", "mode": "multiple",
-         "options": ["Backup", "Support", "Domain"], "value": ["Support"]},
+        {
+            "type": "card",
+            "id": "intro",
+            "title": "Intro",
+            "text": "Some **bold** text",
+            "components": [{"type": "text", "id": "note", "text": "A note."}],
+        },
+        {
+            "type": "choice",
+            "id": "plan",
+            "label": "Plan",
+            "mode": "single",
+            "options": ["Basic", "Pro", "Team"],
+            "value": "Pro",
+        },
+        {
+            "type": "choice",
+            "id": "extras",
+            "label": "Extras",
+            "mode": "multiple",
+            "options": ["Backup", "Support", "Domain"],
+            "value": ["Support"],
+        },
         {"type": "input", "id": "name", "label": "Name", "kind": "text", "value": "Ada"},
         {"type": "input", "id": "seats", "label": "Seats", "kind": "number", "value": 3},
-        {"type": "input", "id": "start", "label": "Start", "kind": "date",
-         "value": "2026-01-05"},
+        {"type": "input", "id": "start", "label": "Start", "kind": "date", "value": "2026-01-05"},
         {"type": "toggle", "id": "yearly", "label": "Pay yearly", "value": True},
-        {"type": "slider", "id": "budget", "label": "Budget", "min": 0, "max": 100, "step": 5,
-         "value": 40, "unit": "€"},
-        {"type": "stepper", "id": "guests", "label": "Guests", "min": 1, "max": 8, "step": 1,
-         "value": 2},
-        {"type": "table", "id": "prices", "columns": ["Plan", "Price"],
-         "rows": [["Basic", 8], ["Pro", 15], ["Team", 23]], "sortable": True,
-         "filterable": True},
+        {
+            "type": "slider",
+            "id": "budget",
+            "label": "Budget",
+            "min": 0,
+            "max": 100,
+            "step": 5,
+            "value": 40,
+            "unit": "€",
+        },
+        {
+            "type": "stepper",
+            "id": "guests",
+            "label": "Guests",
+            "min": 1,
+            "max": 8,
+            "step": 1,
+            "value": 2,
+        },
+        {
+            "type": "table",
+            "id": "prices",
+            "columns": ["Plan", "Price"],
+            "rows": [["Basic", 8], ["Pro", 15], ["Team", 23]],
+            "sortable": True,
+            "filterable": True,
+        },
         {"type": "list", "id": "todo", "checkable": True, "items": ["Pack", "Book", "Go"]},
         {"type": "list", "id": "steps", "ordered": True, "items": ["One", "Two"]},
-        {"type": "tabs", "id": "views", "tabs": [
-            {"label": "Chart", "components": [
-                {"type": "chart", "id": "sales", "title": "Sales", "kind": "bar",
-                 "labels": ["Q1", "Q2"], "values": [3, 5], "unit": "k"}]},
-            {"label": "Trend", "components": [
-                {"type": "chart", "id": "trend", "kind": "line", "labels": ["a", "b", "c"],
-                 "values": [1, 3, 2]}]}]},
+        {
+            "type": "tabs",
+            "id": "views",
+            "tabs": [
+                {
+                    "label": "Chart",
+                    "components": [
+                        {
+                            "type": "chart",
+                            "id": "sales",
+                            "title": "Sales",
+                            "kind": "bar",
+                            "labels": ["Q1", "Q2"],
+                            "values": [3, 5],
+                            "unit": "k",
+                        }
+                    ],
+                },
+                {
+                    "label": "Trend",
+                    "components": [
+                        {
+                            "type": "chart",
+                            "id": "trend",
+                            "kind": "line",
+                            "labels": ["a", "b", "c"],
+                            "values": [1, 3, 2],
+                        }
+                    ],
+                },
+            ],
+        },
         {"type": "progress", "id": "done", "label": "Done", "value": 0.25},
-        {"type": "form", "id": "signup", "fields": [
-            {"type": "input", "id": "email", "label": "Email", "kind": "text"},
-            {"type": "input", "id": "card", "label": "Card number", "kind": "text",
-             "noai": True},
-            {"type": "toggle", "id": "news", "label": "Newsletter"}],
-         "submit": "Sign up", "action": "send"},
+        {
+            "type": "form",
+            "id": "signup",
+            "fields": [
+                {"type": "input", "id": "email", "label": "Email", "kind": "text"},
+                {
+                    "type": "input",
+                    "id": "card",
+                    "label": "Card number",
+                    "kind": "text",
+                    "noai": True,
+                },
+                {"type": "toggle", "id": "news", "label": "Newsletter"},
+            ],
+            "submit": "Sign up",
+            "action": "send",
+        },
         {"type": "button", "id": "reset", "label": "Reset", "action": "reset"},
         {"type": "button", "id": "save", "label": "Save", "action": "tool:notes.add"},
     ],
@@ -62,10 +134,20 @@ KITCHEN_SINK: dict[str, Any] = {
 
 # A value for every bound component, different from its initial value.
 NEW_STATE: dict[str, Any] = {
-    "plan": "Team", "extras": ["Backup", "Domain"], "name": "Grace", "seats": 7,
-    "start": "2026-02-01", "yearly": False, "budget": 65, "guests": 5,
-    "prices": {"sort": 1, "descending": True, "filter": "a"}, "todo": [0, 2], "views": 1,
-    "email": "ada@example.org", "card": SECRET, "news": True,
+    "plan": "Team",
+    "extras": ["Backup", "Domain"],
+    "name": "Grace",
+    "seats": 7,
+    "start": "2026-02-01",
+    "yearly": False,
+    "budget": 65,
+    "guests": 5,
+    "prices": {"sort": 1, "descending": True, "filter": "a"},
+    "todo": [0, 2],
+    "views": 1,
+    "email": "ada@example.org",
+    "card": SECRET,
+    "news": True,
 }
 
 
@@ -80,8 +162,9 @@ def training_answers() -> list[str]:
 
 
 def training_docs() -> list[str]:
-    return [m.group(1) for a in training_answers()
-            if (m := re.search(r"```ui\n(.*?)\n```", a, re.S))]
+    return [
+        m.group(1) for a in training_answers() if (m := re.search(r"```ui\n(.*?)\n```", a, re.S))
+    ]
 
 
 def write_profile(home: Path) -> None:
@@ -94,7 +177,7 @@ def write_profile(home: Path) -> None:
     text = text.replace('id = "tall-local"', 'id = "test-fast"')
     write_fast_profile(home)  # the fast settings, as the turn tests use them
     fast = (home / "config" / "profiles" / "test-fast.toml").read_text()
-    overrides = fast[fast.index("[summary]"):]
+    overrides = fast[fast.index("[summary]") :]
     (home / "config" / "profiles" / "test-fast.toml").write_text(_merge(text, overrides))
 
 
@@ -126,17 +209,10 @@ def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     home = tmp_path_factory.mktemp("genui-rt")
     write_profile(home)
-    old = os.environ.get("MACARON_HOME")
-    os.environ["MACARON_HOME"] = str(home)
-    try:
+    with macaron_home(home):
         db = open_db(home / "data" / "macaron.db")
         approve(db, load_profile("test-fast"), "genui tests", "standalone test profile")
         db.close()
         rt = Runtime.open("test-fast", db_path=home / "data" / "macaron.db")
-    finally:
-        if old is None:
-            os.environ.pop("MACARON_HOME", None)
-        else:
-            os.environ["MACARON_HOME"] = old
     yield rt
     rt.close()

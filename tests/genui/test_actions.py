@@ -86,7 +86,8 @@ def everything_stored(runtime: Any) -> str:
 
 
 def test_a_model_action_is_a_sticky_l3_turn_without_the_noai_value(
-        runtime: Any, recorded: list[str], sink: Document) -> None:
+    runtime: Any, recorded: list[str], sink: Document
+) -> None:
     session = runtime.new_session("noai")
     ui_turn = runtime.run_turn(session.id, "give me a signup form", label="L3")
     host = RuntimeHost(runtime, session.id, ui_turn.turn)

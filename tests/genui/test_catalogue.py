@@ -31,33 +31,91 @@ def test_the_kitchen_sink_has_every_builtin_type() -> None:
     assert again == doc
 
 
-@pytest.mark.parametrize("broken, where", [
-    ({"title": "t", "components": []}, "components"),
-    ({"title": "t", "components": [{"type": "text", "id": "a", "text": "x", "bold": True}]},
-     "bold"),
-    ({"title": "t", "components": [{"type": "text", "id": "a", "text": "x"},
-                                   {"type": "text", "id": "a", "text": "y"}]}, "duplicate"),
-    ({"title": "t", "components": [{"type": "slider", "id": "s", "label": "S", "min": 5,
-                                    "max": 1, "step": 1, "value": 3}]}, "min < max"),
-    ({"title": "t", "components": [{"type": "table", "id": "t", "columns": ["a", "b"],
-                                    "rows": [["x"]]}]}, "cell"),
-    ({"title": "t", "components": [{"type": "button", "id": "b", "label": "B",
-                                    "action": "rm -rf"}]}, "action"),
-    ({"title": "t", "components": [{"type": "form", "id": "f", "submit": "Go",
-                                    "fields": [{"type": "text", "id": "x", "text": "t"}]}]},
-     "form fields"),
-    ({"title": "t", "components": [{"type": "toggle", "id": "t", "label": "T",
-                                    "value": "yes"}]}, "bool"),
-    ({"title": "t", "extra": 1, "components": [{"type": "text", "id": "a", "text": "x"}]},
-     "extra"),
-])
+@pytest.mark.parametrize(
+    "broken, where",
+    [
+        ({"title": "t", "components": []}, "components"),
+        (
+            {"title": "t", "components": [{"type": "text", "id": "a", "text": "x", "bold": True}]},
+            "bold",
+        ),
+        (
+            {
+                "title": "t",
+                "components": [
+                    {"type": "text", "id": "a", "text": "x"},
+                    {"type": "text", "id": "a", "text": "y"},
+                ],
+            },
+            "duplicate",
+        ),
+        (
+            {
+                "title": "t",
+                "components": [
+                    {
+                        "type": "slider",
+                        "id": "s",
+                        "label": "S",
+                        "min": 5,
+                        "max": 1,
+                        "step": 1,
+                        "value": 3,
+                    }
+                ],
+            },
+            "min < max",
+        ),
+        (
+            {
+                "title": "t",
+                "components": [
+                    {"type": "table", "id": "t", "columns": ["a", "b"], "rows": [["x"]]}
+                ],
+            },
+            "cell",
+        ),
+        (
+            {
+                "title": "t",
+                "components": [{"type": "button", "id": "b", "label": "B", "action": "rm -rf"}],
+            },
+            "action",
+        ),
+        (
+            {
+                "title": "t",
+                "components": [
+                    {
+                        "type": "form",
+                        "id": "f",
+                        "submit": "Go",
+                        "fields": [{"type": "text", "id": "x", "text": "t"}],
+                    }
+                ],
+            },
+            "form fields",
+        ),
+        (
+            {
+                "title": "t",
+                "components": [{"type": "toggle", "id": "t", "label": "T", "value": "yes"}],
+            },
+            "bool",
+        ),
+        (
+            {"title": "t", "extra": 1, "components": [{"type": "text", "id": "a", "text": "x"}]},
+            "extra",
+        ),
+    ],
+)
 def test_broken_documents_are_refused_with_the_field(broken: dict, where: str) -> None:
     with pytest.raises(ContractError) as err:
         default_catalogue().document(broken)
     assert where.lower() in str(err.value).lower()
 
 
-PLUGIN = '''
+PLUGIN = """
 from macaron_local.plugins import hookimpl
 
 @hookimpl
@@ -66,7 +124,7 @@ def register_components(register):
              "stars": "integer", "value": "integer"}, "required": ["label", "stars"],
              "value": "value", "field": True})
     register("Bad Name", {"props": {"x": "string"}})
-'''
+"""
 
 
 def test_a_plugin_adds_a_component_through_the_hook(tmp_path: Path) -> None:
@@ -77,13 +135,24 @@ def test_a_plugin_adds_a_component_through_the_hook(tmp_path: Path) -> None:
     manager.load()
     cat, warnings = plugin_catalogue(manager)
     assert "rating" in cat.models and any("Bad Name" in w for w in warnings)
-    doc = cat.document({"title": "Rate it", "components": [{"type": "form", "id": "f",
-        "fields": [{"type": "rating", "id": "r", "label": "Food", "stars": 5, "value": 4}],
-        "submit": "Send"}]})
+    doc = cat.document(
+        {
+            "title": "Rate it",
+            "components": [
+                {
+                    "type": "form",
+                    "id": "f",
+                    "fields": [
+                        {"type": "rating", "id": "r", "label": "Food", "stars": 5, "value": 4}
+                    ],
+                    "submit": "Send",
+                }
+            ],
+        }
+    )
     assert doc.initial_state() == {"r": 4}
     with pytest.raises(ContractError):
-        cat.document({"title": "x", "components": [{"type": "rating", "id": "r",
-                                                     "label": "Food"}]})
+        cat.document({"title": "x", "components": [{"type": "rating", "id": "r", "label": "Food"}]})
     with pytest.raises(ContractError):  # the built-in catalogue does not know it
         default_catalogue().document(doc.to_dict())
 

@@ -61,42 +61,53 @@ def test_every_training_answer_is_in_the_grammar(gbnf: str) -> None:
 
 
 def test_the_kitchen_sink_with_extensions_is_in_the_grammar(gbnf: str) -> None:
-    doc = default_catalogue().document({**KITCHEN_SINK,
-                                        "visibility": {"noai": ["email"]}})
+    doc = default_catalogue().document({**KITCHEN_SINK, "visibility": {"noai": ["email"]}})
     assert accepts(gbnf, "Here you go.\n```ui\n" + doc.to_json() + "\n```")
 
 
-@pytest.mark.parametrize("bad", [
-    '```ui\n{"title": "t", "components": [{"type": "text", "id": "a", "text": "x", '
-    '"bold": true}]}\n```',                                        # unknown prop
-    '```ui\n{"title": "t", "components": [{"type": "blink", "id": "a"}]}\n```',  # unknown type
-    '```ui\n{"title": "t", "components": [{"type": "toggle", "id": "a", "label": "A", '
-    '"value": "yes"}]}\n```',                                      # wrong value type
-    '```ui\n{"title": "t", "components": []}\n```',                # no component
-    'Two lines\nof lead\n```ui\n{"title": "t", "components": [{"type": "text", "id": "a", '
-    '"text": "x"}]}\n```',                                         # lead is one line
-    '```ui\n{"title": "t", "components": [{"type": "text", "id": "a", "text": "x"}]}\n```\n'
-    "and more",                                                    # text after the block
-    "Here is code:\n```python\nprint(1)\n```",                    # another fence
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        '```ui\n{"title": "t", "components": [{"type": "text", "id": "a", "text": "x", '
+        '"bold": true}]}\n```',  # unknown prop
+        '```ui\n{"title": "t", "components": [{"type": "blink", "id": "a"}]}\n```',  # unknown type
+        '```ui\n{"title": "t", "components": [{"type": "toggle", "id": "a", "label": "A", '
+        '"value": "yes"}]}\n```',  # wrong value type
+        '```ui\n{"title": "t", "components": []}\n```',  # no component
+        'Two lines\nof lead\n```ui\n{"title": "t", "components": [{"type": "text", "id": "a", '
+        '"text": "x"}]}\n```',  # lead is one line
+        '```ui\n{"title": "t", "components": [{"type": "text", "id": "a", "text": "x"}]}\n```\n'
+        "and more",  # text after the block
+        "Here is code:\n```python\nprint(1)\n```",  # another fence
+    ],
+)
 def test_the_grammar_refuses_what_the_catalogue_refuses(gbnf: str, bad: str) -> None:
     assert not accepts(gbnf, bad)
 
 
 def test_plugin_components_enter_the_grammar() -> None:
-    cat, warnings = with_plugins({"rating": {"props": {"label": "string", "stars": "integer"},
-                                             "required": ["label", "stars"]}})
+    cat, warnings = with_plugins(
+        {
+            "rating": {
+                "props": {"label": "string", "stars": "integer"},
+                "required": ["label", "stars"],
+            }
+        }
+    )
     assert not warnings
     gbnf = ui_grammar(cat)
-    doc = '{"title": "t", "components": [{"type": "rating", "id": "r", "label": "Food", ' \
-          '"stars": 5}]}'
+    doc = (
+        '{"title": "t", "components": [{"type": "rating", "id": "r", "label": "Food", "stars": 5}]}'
+    )
     assert accepts(gbnf, f"```ui\n{doc}\n```")
     assert not accepts(catalogue_gbnf(), f"```ui\n{doc}\n```")
 
 
 def test_tool_actions_can_be_limited_to_the_allowlisted_tools() -> None:
-    doc = '```ui\n{"title": "t", "components": [{"type": "button", "id": "b", "label": "B", ' \
-          '"action": "tool:%s"}]}\n```'
+    doc = (
+        '```ui\n{"title": "t", "components": [{"type": "button", "id": "b", "label": "B", '
+        '"action": "tool:%s"}]}\n```'
+    )
     gbnf = ui_grammar(tools=["notes.add"])
     assert accepts(gbnf, doc % "notes.add")
     assert not accepts(gbnf, doc % "shell.run")
@@ -108,21 +119,41 @@ def test_a_real_decode_under_the_grammar_parses(model_path: Path) -> None:
     writes, every component it completes is valid and a finished document parses."""
     from macaron_local.engine import Engine, EngineConfig
 
-    example = {"title": "Tip calculator", "components": [
-        {"type": "slider", "id": "tip", "label": "Tip", "min": 0, "max": 30, "step": 1,
-         "value": 15, "unit": "%"}]}
+    example = {
+        "title": "Tip calculator",
+        "components": [
+            {
+                "type": "slider",
+                "id": "tip",
+                "label": "Tip",
+                "min": 0,
+                "max": 30,
+                "step": 1,
+                "value": 15,
+                "unit": "%",
+            }
+        ],
+    }
     system = "Answer with a ```ui block holding one JSON UI document: " + json.dumps(example)
     with Engine(model_path, EngineConfig(n_ctx=2048)) as engine:
-        prompt = engine.render_chat([{"role": "system", "content": system},
-                                     {"role": "user", "content": "a form to log my workouts"}])
-        stream = engine.generate(prompt, max_tokens=400,
-                                 grammar=ui_grammar(allow_plain=False, tools=["notes.add"]))
+        prompt = engine.render_chat(
+            [
+                {"role": "system", "content": system},
+                {"role": "user", "content": "a form to log my workouts"},
+            ]
+        )
+        stream = engine.generate(
+            prompt, max_tokens=400, grammar=ui_grammar(allow_plain=False, tools=["notes.add"])
+        )
         parser = UiStream()
         events = [ev for piece in stream for ev in parser.feed(piece)]
         done = stream.result()
     events += parser.close()
     assert parser.in_ui and "```ui\n{" in done.text
-    assert all(isinstance(ev, ComponentReady | Title | Prose | DocumentReady) for ev in events
-               if not (isinstance(ev, Invalid) and "ended before" in ev.error))
+    assert all(
+        isinstance(ev, ComponentReady | Title | Prose | DocumentReady)
+        for ev in events
+        if not (isinstance(ev, Invalid) and "ended before" in ev.error)
+    )
     if done.finish_reason == "eog":
         assert split_answer(done.text).document is not None

@@ -14,17 +14,29 @@ from macaron_local.genui.html import to_html
 from tests.genui.conftest import NEW_STATE, SECRET
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed "
-                                "(apt-get install -y chromium)")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run", "--disable-sync"]
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)"
+)
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 
 
 def chromium(tmp_path: Path, page: Path, *args: str) -> subprocess.CompletedProcess[str]:
     profile = tmp_path / "chrome-profile"
-    return subprocess.run([CHROMIUM or "chromium", *FLAGS, f"--user-data-dir={profile}",
-                           *args, page.as_uri()], capture_output=True, text=True,
-                          timeout=120, check=True)
+    return subprocess.run(
+        [CHROMIUM or "chromium", *FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
 
 
 class Dom(HTMLParser):
@@ -48,7 +60,8 @@ class Dom(HTMLParser):
 
 
 def test_the_export_opens_in_chromium_with_the_same_components_and_state(
-        sink: Document, tmp_path: Path) -> None:
+    sink: Document, tmp_path: Path
+) -> None:
     page = tmp_path / "ui.html"
     page.write_text(to_html(sink, NEW_STATE), encoding="utf-8")
     dom = Dom()

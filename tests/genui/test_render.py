@@ -67,13 +67,15 @@ async def test_gestures_become_local_actions_and_reset_restores(sink: Document) 
         yearly.toggle()
         await pilot.pause()
         table = view.query_one(TableBox).query_one(DataTable)
-        table.post_message(DataTable.HeaderSelected(table, table.ordered_columns[1].key, 1,
-                                                    table.ordered_columns[1].label))
+        table.post_message(
+            DataTable.HeaderSelected(
+                table, table.ordered_columns[1].key, 1, table.ordered_columns[1].label
+            )
+        )
         await pilot.pause()
         assert view.read_state()["budget"] == 45 and view.read_state()["yearly"] is False
         assert view.read_state()["prices"]["sort"] == 1
-        kinds = [(a.origin.component_id, a.origin.gesture, a.execution.kind)
-                 for a in app.actions]
+        kinds = [(a.origin.component_id, a.origin.gesture, a.execution.kind) for a in app.actions]
         assert ("budget", "change", "local") in kinds
         assert ("yearly", "change", "local") in kinds
         assert ("prices", "sort", "local") in kinds
@@ -94,10 +96,19 @@ class UiAssistant(ScriptedAssistant):
         self.requests: list[str] = []
         self.tool_calls: list[tuple[str, Any]] = []
 
-    def run_turn(self, session_id: str, text: str, *, label: str | None = None,
-                 parent_id: str | None = HEAD, on_route: Any = None, on_text: Any = None,
-                 cancel: threading.Event | None = None, remote: bool = False,
-                 on_notice: Any = None) -> TurnItem:
+    def run_turn(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        label: str | None = None,
+        parent_id: str | None = HEAD,
+        on_route: Any = None,
+        on_text: Any = None,
+        cancel: threading.Event | None = None,
+        remote: bool = False,
+        on_notice: Any = None,
+    ) -> TurnItem:
         self.requests.append(text)
         if on_route:
             on_route("L3", "manual" if label else "auto")
@@ -105,25 +116,40 @@ class UiAssistant(ScriptedAssistant):
             if at >= self.hold_at:
                 self.release.wait(30)
             if on_text:
-                on_text(self.answer[at:at + 8])
+                on_text(self.answer[at : at + 8])
         return self._commit(session_id, text, self.answer, "L3", "auto", parent_id)
 
-    def ui_tool(self, session_id: str, action: Any, doc: Document, *,
-                confirm: Any = None) -> str:
+    def ui_tool(self, session_id: str, action: Any, doc: Document, *, confirm: Any = None) -> str:
         self.tool_calls.append((session_id, action))
         return "saved"
 
-    def ui_send(self, session_id: str, action: Any, doc: Document, *,
-                turn_id: str | None = None, on_route: Any = None, on_text: Any = None,
-                cancel: threading.Event | None = None) -> TurnItem:
-        item = super().ui_send(session_id, action, doc, turn_id=turn_id, on_route=on_route,
-                               on_text=on_text, cancel=cancel)
+    def ui_send(
+        self,
+        session_id: str,
+        action: Any,
+        doc: Document,
+        *,
+        turn_id: str | None = None,
+        on_route: Any = None,
+        on_text: Any = None,
+        cancel: threading.Event | None = None,
+    ) -> TurnItem:
+        item = super().ui_send(
+            session_id,
+            action,
+            doc,
+            turn_id=turn_id,
+            on_route=on_route,
+            on_text=on_text,
+            cancel=cancel,
+        )
         self.requests.append(item.request)
         return item
 
 
 async def test_an_l3_answer_renders_progressively_and_its_actions_run(
-        sink: Document, tmp_path: Any) -> None:
+    sink: Document, tmp_path: Any
+) -> None:
     from macaron_local.tui.app import make_app
     from macaron_local.tui.settings import Settings
 
@@ -134,8 +160,12 @@ async def test_an_l3_answer_renders_progressively_and_its_actions_run(
     app = make_app(settings, assistant, settings_file=tmp_path / "settings.toml")
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "show me everything", wait=False)
-        await wait_for(pilot, lambda: bool(app.chat.query(GenUIView))
-                       and bool(app.chat.query_one(GenUIView).components))
+        await wait_for(
+            pilot,
+            lambda: (
+                bool(app.chat.query(GenUIView)) and bool(app.chat.query_one(GenUIView).components)
+            ),
+        )
         view = app.chat.query_one(GenUIView)
         assert chat(pilot).job is not None  # still streaming
         assert 1 <= len(view.components) < len(sink.components)

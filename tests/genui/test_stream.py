@@ -21,7 +21,7 @@ def run(text: str, size: int) -> tuple[UiStream, list[tuple[int, object]]]:
     parser = UiStream()
     seen: list[tuple[int, object]] = []
     for at in range(0, len(text), size):
-        seen += [(at + size, ev) for ev in parser.feed(text[at:at + size])]
+        seen += [(at + size, ev) for ev in parser.feed(text[at : at + size])]
     seen += [(len(text), ev) for ev in parser.close()]
     return parser, seen
 
@@ -62,11 +62,14 @@ def test_other_fences_and_backticks_stay_prose() -> None:
 
 
 def test_a_broken_component_is_reported_and_a_cut_block_is_invalid() -> None:
-    bad = '```ui\n{"title": "t", "components": [{"type": "slider", "id": "s", "label": "S",' \
-          ' "min": 9, "max": 1, "step": 1, "value": 3}]}\n```'
+    bad = (
+        '```ui\n{"title": "t", "components": [{"type": "slider", "id": "s", "label": "S",'
+        ' "min": 9, "max": 1, "step": 1, "value": 3}]}\n```'
+    )
     parser, events = run(bad, 5)
     assert any(isinstance(ev, Invalid) for _, ev in events) and parser.document is None
-    parser, events = run('```ui\n{"title": "t", "components": [{"type": "text", "id": "a", '
-                         '"text": "x"}', 7)
+    parser, events = run(
+        '```ui\n{"title": "t", "components": [{"type": "text", "id": "a", "text": "x"}', 7
+    )
     assert len([ev for _, ev in events if isinstance(ev, ComponentReady)]) == 1
     assert isinstance(events[-1][1], Invalid)

@@ -6,7 +6,6 @@ bundled L3 adapter, real SQLite, through the facade the TUI drives)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -21,6 +20,7 @@ from macaron_local.genui.grammar import catalogue_gbnf
 from macaron_local.genui.serving import GrammarCache, action_tools
 from macaron_local.genui.stream import split_answer
 from macaron_local.store import get_session, get_turn
+from tests.conftest import macaron_home
 from tests.genui.conftest import SECRET
 
 PROFILE = """
@@ -55,16 +55,9 @@ def assistant(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Assistant]:
     home = tmp_path_factory.mktemp("genui-turns")
     (home / "config" / "profiles").mkdir(parents=True)
     (home / "config" / "profiles" / "test-genui.toml").write_text(PROFILE)
-    old = os.environ.get("MACARON_HOME")
-    os.environ["MACARON_HOME"] = str(home)
-    try:
+    with macaron_home(home):
         found = Assistant("test-genui", db_path=home / "data" / "macaron.db")
         assert found.wait_ready(120), found.status
-    finally:
-        if old is None:
-            os.environ.pop("MACARON_HOME", None)
-        else:
-            os.environ["MACARON_HOME"] = old
     yield found
     found.close()
 
@@ -113,7 +106,8 @@ def check_l3_answer(item: TurnItem) -> None:
 
 
 def test_l3_decodes_under_the_catalogue_grammar_built_once(
-        assistant: Assistant, drawn: TurnItem, calls: list[dict[str, Any]]) -> None:
+    assistant: Assistant, drawn: TurnItem, calls: list[dict[str, Any]]
+) -> None:
     runtime = runtime_of(assistant)
     grammars = runtime.ui_grammars
     assert grammars.builds == 1  # the drawn turn built it
@@ -140,16 +134,18 @@ def test_l3_decodes_under_the_catalogue_grammar_built_once(
 
 
 def test_a_grammar_that_cannot_be_built_falls_back_with_a_notice(
-        assistant: Assistant, calls: list[dict[str, Any]],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    assistant: Assistant, calls: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     runtime = runtime_of(assistant)
-    broken = GrammarCache(gbnf=lambda cat, tools: catalogue_gbnf(cat, tools=tools)
-                          + "broken ::= no-such-rule\n")
+    broken = GrammarCache(
+        gbnf=lambda cat, tools: catalogue_gbnf(cat, tools=tools) + "broken ::= no-such-rule\n"
+    )
     monkeypatch.setattr(runtime, "ui_grammars", broken)
     session = assistant.create_session("fallback")
     notices: list[Any] = []
-    result = runtime.run_turn(session.id, "Thanks, that is all.", label="L3",
-                              on_notice=notices.append)
+    result = runtime.run_turn(
+        session.id, "Thanks, that is all.", label="L3", on_notice=notices.append
+    )
     assert [n.kind for n in notices] == ["grammar"]
     assert "llama.cpp rejected the grammar" in notices[0].message
     turn = get_turn(runtime.db(), result.turn)
@@ -175,8 +171,8 @@ def everything_stored(runtime: Any) -> str:
 
 
 def test_a_ui_submission_reaches_l3_sticky_without_its_noai_value(
-        assistant: Assistant, drawn: TurnItem, sink: Document,
-        calls: list[dict[str, Any]]) -> None:
+    assistant: Assistant, drawn: TurnItem, sink: Document, calls: list[dict[str, Any]]
+) -> None:
     from macaron_local.experience.settings import set_user_choice
 
     set_user_choice(True)  # opted in: the experience log must not get it either
@@ -184,8 +180,9 @@ def test_a_ui_submission_reaches_l3_sticky_without_its_noai_value(
     action = make_action(sink, fill_signup(sink), "signup", "submit")
     assert action.state["card"] == SECRET  # planted: the action carries it locally
     routes: list[tuple[str, str]] = []
-    item = assistant.ui_send(drawn.session_id, action, sink,
-                             on_route=lambda lab, kind: routes.append((lab, kind)))
+    item = assistant.ui_send(
+        drawn.session_id, action, sink, on_route=lambda lab, kind: routes.append((lab, kind))
+    )
     runtime.finish_pending()
     assert routes == [("L3", "sticky")] and item.label == "L3"
     assert get_turn(runtime.db(), item.id).tool_result_of == drawn.id
@@ -202,30 +199,45 @@ def test_a_ui_submission_reaches_l3_sticky_without_its_noai_value(
     assert summary and SECRET not in repr(summary)
 
 
-BUTTONS = {"title": "Tools", "components": [
-    {"type": "input", "id": "topic", "label": "Topic", "kind": "text", "value": "pizza"},
-    {"type": "input", "id": "pin", "label": "PIN", "kind": "text", "value": SECRET,
-     "noai": True},
-    {"type": "button", "id": "save", "label": "Save", "action": "tool:notes.add"},
-    {"type": "button", "id": "run", "label": "Run", "action": "tool:shell.run"},
-]}
+BUTTONS = {
+    "title": "Tools",
+    "components": [
+        {"type": "input", "id": "topic", "label": "Topic", "kind": "text", "value": "pizza"},
+        {
+            "type": "input",
+            "id": "pin",
+            "label": "PIN",
+            "kind": "text",
+            "value": SECRET,
+            "noai": True,
+        },
+        {"type": "button", "id": "save", "label": "Save", "action": "tool:notes.add"},
+        {"type": "button", "id": "run", "label": "Run", "action": "tool:shell.run"},
+    ],
+}
 
 
 def test_ui_tool_runs_an_allowlisted_tool_and_refuses_others(
-        assistant: Assistant, drawn: TurnItem) -> None:
+    assistant: Assistant, drawn: TurnItem
+) -> None:
     doc = default_catalogue().document(BUTTONS)
     state = UiState(doc)
     asked: list[str] = []
     save = make_action(doc, state, "save", "click")
-    note = assistant.ui_tool(drawn.session_id, save, doc,
-                             confirm=lambda name, args: asked.append(name) or True)
+    note = assistant.ui_tool(
+        drawn.session_id, save, doc, confirm=lambda name, args: asked.append(name) or True
+    )
     assert asked == ["notes.add"]  # a side effect: confirmed first
     assert "Topic: pizza" in note["text"] and SECRET not in repr(note)
     with pytest.raises(PermissionError):  # the user says no: nothing runs
         assistant.ui_tool(drawn.session_id, save, doc, confirm=lambda name, args: False)
     with pytest.raises(PluginError, match="shell.run is not available"):
-        assistant.ui_tool(drawn.session_id, make_action(doc, state, "run", "click"), doc,
-                          confirm=lambda name, args: True)
+        assistant.ui_tool(
+            drawn.session_id,
+            make_action(doc, state, "run", "click"),
+            doc,
+            confirm=lambda name, args: True,
+        )
     gate = runtime_of(assistant).agent(drawn.session_id).gate
     found = gate.call("notes.search", ["pizza"])
     assert [n["id"] for n in found] == [note["id"]]  # the same tool layer the agent reads

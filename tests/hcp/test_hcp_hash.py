@@ -69,7 +69,7 @@ def test_drift_warning_names_both_hashes(write_file, bundled_doc) -> None:
     assert other in warning and profile.contract_hash in warning and "L2" in warning
 
 
-def test_contract_hash_ignores_revision_pointers_only() -> None:
+def test_contract_hash_ignores_revision_pointers() -> None:
     profile = load_profile("tall-local")
     adapters = {k: v.model_copy(update={"revision": "none"}) for k, v in profile.adapters.items()}
     repointed = profile.model_copy(update={"adapters": adapters})
@@ -79,3 +79,18 @@ def test_contract_hash_ignores_revision_pointers_only() -> None:
     prompts["L2"] = prompts["L2"].model_copy(update={"system": "Answer in haiku."})
     reprompted = profile.model_copy(update={"prompts": prompts})
     assert reprompted.contract_hash != profile.contract_hash
+
+
+def test_contract_hash_ignores_what_the_model_never_sees() -> None:
+    profile = load_profile("tall-local")
+    changed = profile.model_copy(
+        update={
+            "memory": profile.memory.model_copy(update={"summary_wait_s": 9.0}),
+            "experience": profile.experience.model_copy(update={"max_regression": 0.5}),
+            "resources": profile.resources.model_copy(update={"threads": 7}),
+        }
+    )
+    assert changed.content_hash != profile.content_hash  # turns record the change...
+    assert changed.contract_hash == profile.contract_hash  # ...adapters are not drifted by it
+    reserve = profile.memory.model_copy(update={"own_turns": "summary"})  # a view change is
+    assert profile.model_copy(update={"memory": reserve}).contract_hash != profile.contract_hash

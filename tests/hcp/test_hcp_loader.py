@@ -176,7 +176,8 @@ def test_bundled_revision_needs_a_manifest_adapter(write_file, bundled_doc) -> N
 
     shipped = (paths.bundled("models") / "smollm2-135m-instruct-q4_1.toml").read_text()
     plain = shipped.split("[[adapters]]")[0].replace(
-        'id = "smollm2-135m-instruct-q4_1"', 'id = "plain-base"')
+        'id = "smollm2-135m-instruct-q4_1"', 'id = "plain-base"'
+    )
     (paths.ensure(paths.data_dir() / "models") / "plain-base.toml").write_text(plain)
     doc = bundled_doc()
     doc["base"]["model"] = "plain-base"

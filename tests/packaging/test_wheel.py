@@ -22,8 +22,19 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SKIP = shutil.ignore_patterns(
-    ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "*.pyc", ".pytest_cache",
-    ".ruff_cache", ".hypothesis", "wheels", "*.ckpt", "out",
+    ".git",
+    ".venv",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    "*.pyc",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    "wheels",
+    "*.ckpt",
+    "out",
 )
 MUST_CARRY = (
     "macaron_local/bundled/models/*.toml",
@@ -45,8 +56,11 @@ class Installed:
         return self.venv / "bin" / "python"
 
     def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items()
-               if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP"}}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP"}
+        }
         env["PATH"] = f"{self.venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         env["VIRTUAL_ENV"] = str(self.venv)
         env["MACARON_HOME"] = str(self.work / "home")
@@ -55,13 +69,20 @@ class Installed:
         return env
 
     def run(self, *cmd: str | Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(c) for c in cmd], cwd=self.work, env=self.env(),
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [str(c) for c in cmd],
+            cwd=self.work,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
 
 def _check(done: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
     assert done.returncode == 0, (
-        f"{done.args} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+        f"{done.args} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    )
     return done
 
 
@@ -70,10 +91,26 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("wheel")
     src = tmp / "src"
     shutil.copytree(REPO, src, ignore=SKIP)
-    _check(subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-         "-q", "-w", str(tmp / "dist"), str(src)],
-        capture_output=True, text=True, timeout=300))
+    _check(
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-build-isolation",
+                "--no-index",
+                "-q",
+                "-w",
+                str(tmp / "dist"),
+                str(src),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    )
     wheels = list((tmp / "dist").glob("macaron_local-*.whl"))
     assert len(wheels) == 1, wheels
     return wheels[0]
@@ -84,10 +121,17 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Installe
     tmp = tmp_path_factory.mktemp("venv")
     inst = Installed(wheel=wheel, venv=tmp / "venv", work=tmp / "work")
     inst.work.mkdir()
-    _check(subprocess.run([sys.executable, "-m", "venv", str(inst.venv)],
-                          capture_output=True, text=True, timeout=300))
-    purelib = _check(inst.run(inst.python, "-c",
-                              "import sysconfig; print(sysconfig.get_paths()['purelib'])"))
+    _check(
+        subprocess.run(
+            [sys.executable, "-m", "venv", str(inst.venv)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    )
+    purelib = _check(
+        inst.run(inst.python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+    )
     # third-party dependencies only: the current venv's site-packages, appended after the
     # fresh venv's own (its .pth files, e.g. the editable hook of this checkout, are not run)
     ours = sysconfig.get_paths()["purelib"]
@@ -118,8 +162,9 @@ def test_installed_package_is_the_wheel_not_the_checkout(installed: Installed) -
     assert list(Path(info["models"]).glob("*.toml")), "no model manifests in the installed package"
     on_path = [Path(p).resolve() for p in info["path"] if p]
     assert REPO not in on_path, f"the checkout {REPO} is on sys.path of the fresh venv"
-    assert not any(p.is_relative_to(REPO) and not p.is_relative_to(REPO / ".venv")
-                   for p in on_path), info["path"]
+    assert not any(
+        p.is_relative_to(REPO) and not p.is_relative_to(REPO / ".venv") for p in on_path
+    ), info["path"]
 
 
 @pytest.mark.slow

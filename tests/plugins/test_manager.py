@@ -13,7 +13,7 @@ from macaron_local.plugins import state
 from macaron_local.plugins.manager import PluginManager
 from macaron_local.plugins.reload import PluginWatcher
 
-GOOD = '''
+GOOD = """
 from macaron_local.plugins import hookimpl
 
 def answer():
@@ -27,23 +27,23 @@ def register_tools(register):
 @hookimpl
 def register_commands(register):
     register("hello", lambda args: "hello " + args, help="say hello")
-'''
+"""
 BROKEN = "from macaron_local.plugins import hookimpl\ndef broken(:\n"
-HANGS = '''
+HANGS = """
 import time
 from macaron_local.plugins import hookimpl
 
 @hookimpl
 def register_tools(register):
     time.sleep(30)
-'''
-RAISES = '''
+"""
+RAISES = """
 from macaron_local.plugins import hookimpl
 
 @hookimpl
 def register_skills(register):
     raise RuntimeError("boom")
-'''
+"""
 
 
 def _user_dir() -> Path:
@@ -58,9 +58,23 @@ def test_bundled_plugins_register_the_documented_tools() -> None:
     m = _manager()
     m.load()
     names = m.registry().names()
-    for tool in ("notes.add", "notes.search", "todos.add", "todos.list", "todos.done",
-                 "reminders.add", "reminders.list", "files.list", "files.read", "files.write",
-                 "files.move", "clock.now", "clock.days_until", "units.convert", "shell.run"):
+    for tool in (
+        "notes.add",
+        "notes.search",
+        "todos.add",
+        "todos.list",
+        "todos.done",
+        "reminders.add",
+        "reminders.list",
+        "files.list",
+        "files.read",
+        "files.write",
+        "files.move",
+        "clock.now",
+        "clock.days_until",
+        "units.convert",
+        "shell.run",
+    ):
         assert tool in names
     assert m.registry().get("shell.run").always_confirm
     assert {p.source for p in m.plugins()} == {"bundled"}

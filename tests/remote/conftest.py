@@ -20,6 +20,7 @@ from keyring.errors import PasswordDeleteError
 
 from macaron_local.remote.hybrid import RemoteHook
 from macaron_local.turns.pipeline import Runtime
+from tests.conftest import macaron_home
 from tests.remote.faultproxy import FaultProxy
 from tests.remote.venti import Venti, start_venti
 
@@ -139,15 +140,8 @@ def runtime_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def _runtime(runtime_home: Path) -> Iterator[Runtime]:
-    old = os.environ.get("MACARON_HOME")
-    os.environ["MACARON_HOME"] = str(runtime_home)
-    try:
+    with macaron_home(runtime_home):
         rt = Runtime.open("test-hybrid", db_path=runtime_home / "data" / "macaron.db")
-    finally:
-        if old is None:
-            os.environ.pop("MACARON_HOME")
-        else:
-            os.environ["MACARON_HOME"] = old
     yield rt
     rt.close()
 

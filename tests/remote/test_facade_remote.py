@@ -21,9 +21,9 @@ from tests.tui.conftest import SIZE, chat, send, wait_for
 pytestmark = pytest.mark.anyio
 
 
-async def test_slash_remote_on_the_real_stack(remote_env: FaultProxy, runtime_home: Path,
-                                              tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_slash_remote_on_the_real_stack(
+    remote_env: FaultProxy, runtime_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MACARON_HOME", str(runtime_home))  # where the test-hybrid profile is
     set_user_choice(False)  # already chose: no first-run explainer (tests/tui/test_learning.py)
     db_path = tmp_path / "macaron.db"
@@ -31,8 +31,10 @@ async def test_slash_remote_on_the_real_stack(remote_env: FaultProxy, runtime_ho
     app = make_app(Settings(), assistant, settings_file=tmp_path / "settings.toml")
     seen: list[str] = []
     notify = app.notify
-    app.notify = lambda message, **kw: (seen.append(f"{kw.get('title', '')}: {message}"),  # type: ignore[method-assign]
-                                        notify(message, **kw))
+    app.notify = lambda message, **kw: (
+        seen.append(f"{kw.get('title', '')}: {message}"),  # type: ignore[method-assign]
+        notify(message, **kw),
+    )
     try:
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: assistant.ready, timeout=180)
@@ -55,4 +57,6 @@ async def test_slash_remote_on_the_real_stack(remote_env: FaultProxy, runtime_ho
     db = open_db(db_path)
     stored = [get_turn(db, w.item.id) for w in (first, second)]  # type: ignore[union-attr]
     assert [(t.request, t.backend, t.failover_reason) for t in stored] == [
-        ("Say hello.", "remote", None), ("Say goodbye.", "local", "server_error")]
+        ("Say hello.", "remote", None),
+        ("Say goodbye.", "local", "server_error"),
+    ]

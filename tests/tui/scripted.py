@@ -57,8 +57,10 @@ SCRIPTED_TOOLS: dict[str, Callable[..., Any]] = {"notes.add": _add_note}
 def script(text: str) -> tuple[str, str]:
     """(label, answer) for a request."""
     if "code" in text.lower():
-        return "L2", ("Here is a function:\n\n```python\ndef reverse(items):\n"
-                      "    return items[::-1]\n```\n\nIt returns a reversed copy.")
+        return "L2", (
+            "Here is a function:\n\n```python\ndef reverse(items):\n"
+            "    return items[::-1]\n```\n\nIt returns a reversed copy."
+        )
     return "L0", f"You said: **{text}**. That is a fine thing to say."
 
 
@@ -135,16 +137,21 @@ class ScriptedAssistant:
         return self.sessions[session_id]
 
     def list_sessions(self) -> list[SessionItem]:
-        return [s.item for s in sorted(self._live(), key=lambda s: s.item.updated_at,
-                                       reverse=True)]
+        return [s.item for s in sorted(self._live(), key=lambda s: s.item.updated_at, reverse=True)]
 
     def search(self, query: str) -> list[SearchItem]:
         q = query.lower().strip()
-        hits = [SearchItem(s.item.id, s.item.title, None, s.item.title)
-                for s in self._live() if q in s.item.title.lower()]
+        hits = [
+            SearchItem(s.item.id, s.item.title, None, s.item.title)
+            for s in self._live()
+            if q in s.item.title.lower()
+        ]
         for s in self._live():
-            hits += [SearchItem(s.item.id, s.item.title, t.id, t.request)
-                     for t in s.turns if q in (t.request + t.answer).lower()]
+            hits += [
+                SearchItem(s.item.id, s.item.title, t.id, t.request)
+                for t in s.turns
+                if q in (t.request + t.answer).lower()
+            ]
         return hits
 
     def create_session(self, title: str = "") -> SessionItem:
@@ -166,10 +173,17 @@ class ScriptedAssistant:
     def export_session(self, session_id: str, fmt: str) -> str:
         s = self._get(session_id)
         if fmt == "json":
-            return json.dumps({"kind": "scripted", "title": s.item.title,
-                               "turns": [[t.request, t.answer] for t in self.history(s.item.id)]})
-        body = "".join(f"### You\n\n{t.request}\n\n### {t.label}\n\n{t.answer}\n\n"
-                       for t in self.history(session_id))
+            return json.dumps(
+                {
+                    "kind": "scripted",
+                    "title": s.item.title,
+                    "turns": [[t.request, t.answer] for t in self.history(s.item.id)],
+                }
+            )
+        body = "".join(
+            f"### You\n\n{t.request}\n\n### {t.label}\n\n{t.answer}\n\n"
+            for t in self.history(session_id)
+        )
         return f"# {s.item.title}\n\n{body}"
 
     def import_session(self, text: str) -> str:
@@ -194,15 +208,25 @@ class ScriptedAssistant:
 
     def _with_branch(self, s: _Session, t: TurnItem) -> TurnItem:
         sibs = [x.id for x in s.turns if x.parent_id == t.parent_id]
-        return replace(t, branch=sibs.index(t.id) + 1, branches=len(sibs),
-                       summary=f"summary of {t.request!r}")
+        return replace(
+            t, branch=sibs.index(t.id) + 1, branches=len(sibs), summary=f"summary of {t.request!r}"
+        )
 
     # --- turns -----------------------------------------------------------------------------
 
-    def run_turn(self, session_id: str, text: str, *, label: str | None = None,
-                 parent_id: str | None = HEAD, on_route: OnRoute | None = None,
-                 on_text: OnText | None = None, cancel: threading.Event | None = None,
-                 remote: bool = False, on_notice: OnNotice | None = None) -> TurnItem:
+    def run_turn(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        label: str | None = None,
+        parent_id: str | None = HEAD,
+        on_route: OnRoute | None = None,
+        on_text: OnText | None = None,
+        cancel: threading.Event | None = None,
+        remote: bool = False,
+        on_notice: OnNotice | None = None,
+    ) -> TurnItem:
         self._get(session_id)
         while not self._ready:  # like the real one: a turn waits for the model
             self._wait(cancel)
@@ -224,8 +248,7 @@ class ScriptedAssistant:
             self.streaming.clear()
         return self._commit(session_id, text, answer, label, kind, parent_id, backend, failover)
 
-    def _stream(self, answer: str, on_text: OnText | None,
-                cancel: threading.Event | None) -> None:
+    def _stream(self, answer: str, on_text: OnText | None, cancel: threading.Event | None) -> None:
         for i, word in enumerate(answer.split(" ")):
             self._wait(cancel)
             if on_text:
@@ -234,16 +257,26 @@ class ScriptedAssistant:
                 while not self.hold.wait(0.02):
                     self._wait(cancel)
 
-    def _remote(self, answer: str, remote: bool, on_text: OnText | None,
-                on_notice: OnNotice | None, cancel: threading.Event | None,
-                ) -> tuple[str, str | None]:
+    def _remote(
+        self,
+        answer: str,
+        remote: bool,
+        on_text: OnText | None,
+        on_notice: OnNotice | None,
+        cancel: threading.Event | None,
+    ) -> tuple[str, str | None]:
         """(backend, failover reason) like the hybrid hook: a remote answer streams here."""
         tell = on_notice or (lambda _n: None)
         if not remote:
             return "local", None
         if self.remote_url is None:
-            tell(Notice("failover", "remote failed: no remote endpoint is set; answering "
-                        "locally", "no_endpoint"))
+            tell(
+                Notice(
+                    "failover",
+                    "remote failed: no remote endpoint is set; answering locally",
+                    "no_endpoint",
+                )
+            )
             return "local", "no_endpoint"
         if self.remote_fail is None:
             self._stream(answer, on_text, cancel)
@@ -251,9 +284,15 @@ class ScriptedAssistant:
         partial = " ".join(answer.split(" ")[:3])
         if on_text:
             on_text(partial)
-        tell(Notice("failover", f"remote failed: HTTP 500 from the server; {len(partial)} "
-                    "characters of its partial answer were discarded; answering locally",
-                    self.remote_fail, len(partial)))
+        tell(
+            Notice(
+                "failover",
+                f"remote failed: HTTP 500 from the server; {len(partial)} "
+                "characters of its partial answer were discarded; answering locally",
+                self.remote_fail,
+                len(partial),
+            )
+        )
         return "local", self.remote_fail
 
     def _wait(self, cancel: threading.Event | None) -> None:
@@ -262,24 +301,43 @@ class ScriptedAssistant:
         if cancel is not None and cancel.is_set():
             raise TurnError("the turn was cancelled; the session is as it was before it")
 
-    def _commit(self, session_id: str, text: str, answer: str, label: str, kind: str,
-                parent_id: str | None, backend: str = "local",
-                failover: str | None = None) -> TurnItem:
+    def _commit(
+        self,
+        session_id: str,
+        text: str,
+        answer: str,
+        label: str,
+        kind: str,
+        parent_id: str | None,
+        backend: str = "local",
+        failover: str | None = None,
+    ) -> TurnItem:
         s = self._get(session_id)
         parent = s.item.head_turn_id if parent_id == HEAD else parent_id
         probs = {**PROBS, label: 0.85} if kind == "auto" else {}
         item = TurnItem(
-            id=self._id("t"), session_id=session_id, parent_id=parent, request=text,
-            answer=answer, label=label, route_kind=kind, route_probs=probs,
-            adapter_revision="base", profile_hash="ab" * 32,
+            id=self._id("t"),
+            session_id=session_id,
+            parent_id=parent,
+            request=text,
+            answer=answer,
+            label=label,
+            route_kind=kind,
+            route_probs=probs,
+            adapter_revision="base",
+            profile_hash="ab" * 32,
             timings={"route_ms": 12.0, "ttft_ms": 30.0, "answer_ms": 80.0, "total_ms": 95.0},
             tokens={"prompt": 40, "cached": 0, "completion": len(answer.split()), "route": 2},
-            backend=backend, failover_reason=failover, meta=_meta(backend, failover))
+            backend=backend,
+            failover_reason=failover,
+            meta=_meta(backend, failover),
+        )
         s.turns.append(item)
         if self.experience_choice and not s.item.excluded:
             self.kept[item.id] = label
-        s.item = replace(s.item, head_turn_id=item.id,
-                         updated_at=EPOCH + timedelta(minutes=self._n))
+        s.item = replace(
+            s.item, head_turn_id=item.id, updated_at=EPOCH + timedelta(minutes=self._n)
+        )
         return self._with_branch(s, item)
 
     def _last(self, session_id: str) -> TurnItem:
@@ -288,23 +346,50 @@ class ScriptedAssistant:
             raise StoreError("this session has no turn yet", hint="ask something first")
         return turns[-1]
 
-    def retry(self, session_id: str, *, label: str | None = None,
-              on_route: OnRoute | None = None, on_text: OnText | None = None,
-              cancel: threading.Event | None = None,
-              on_notice: OnNotice | None = None) -> TurnItem:
+    def retry(
+        self,
+        session_id: str,
+        *,
+        label: str | None = None,
+        on_route: OnRoute | None = None,
+        on_text: OnText | None = None,
+        cancel: threading.Event | None = None,
+        on_notice: OnNotice | None = None,
+    ) -> TurnItem:
         last = self._last(session_id)
-        return self.run_turn(session_id, last.request, label=label, parent_id=last.parent_id,
-                             on_route=on_route, on_text=on_text, cancel=cancel,
-                             on_notice=on_notice)
+        return self.run_turn(
+            session_id,
+            last.request,
+            label=label,
+            parent_id=last.parent_id,
+            on_route=on_route,
+            on_text=on_text,
+            cancel=cancel,
+            on_notice=on_notice,
+        )
 
-    def edit_last(self, session_id: str, text: str, *, label: str | None = None,
-                  on_route: OnRoute | None = None, on_text: OnText | None = None,
-                  cancel: threading.Event | None = None,
-                  on_notice: OnNotice | None = None) -> TurnItem:
+    def edit_last(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        label: str | None = None,
+        on_route: OnRoute | None = None,
+        on_text: OnText | None = None,
+        cancel: threading.Event | None = None,
+        on_notice: OnNotice | None = None,
+    ) -> TurnItem:
         last = self._last(session_id)
-        return self.run_turn(session_id, text, label=label, parent_id=last.parent_id,
-                             on_route=on_route, on_text=on_text, cancel=cancel,
-                             on_notice=on_notice)
+        return self.run_turn(
+            session_id,
+            text,
+            label=label,
+            parent_id=last.parent_id,
+            on_route=on_route,
+            on_text=on_text,
+            cancel=cancel,
+            on_notice=on_notice,
+        )
 
     def remote_endpoint(self) -> str | None:
         return self.remote_url
@@ -314,16 +399,23 @@ class ScriptedAssistant:
     def profiles(self) -> list[ProfileItem]:
         from pathlib import Path
 
-        return [ProfileItem("broken", "user", Path("/profiles/broken.toml")),
-                ProfileItem("tall-local", "bundled", Path("/bundled/tall-local.toml")),
-                ProfileItem("wide-tools", "user", Path("/profiles/wide-tools.toml"))]
+        return [
+            ProfileItem("broken", "user", Path("/profiles/broken.toml")),
+            ProfileItem("tall-local", "bundled", Path("/bundled/tall-local.toml")),
+            ProfileItem("wide-tools", "user", Path("/profiles/wide-tools.toml")),
+        ]
 
     def check_profile(self, name: str) -> ProfileReport:
         if name == "broken":
             return ProfileReport(name, False, errors=("broken.toml line 3: invalid TOML",))
         if name == "wide-tools":
-            return ProfileReport(name, False, "cd" * 32, "more tools",
-                                 pending=("tools.allow.L1: a wider tool allowlist",))
+            return ProfileReport(
+                name,
+                False,
+                "cd" * 32,
+                "more tools",
+                pending=("tools.allow.L1: a wider tool allowlist",),
+            )
         return ProfileReport(name, True, "ab" * 32, "the embedded default")
 
     def switch_profile(self, name: str) -> None:
@@ -331,8 +423,15 @@ class ScriptedAssistant:
 
     def model_report(self) -> ModelReport | None:
         adapters = tuple(AdapterItem(lb, "base", None) for lb in ("L0", "L1", "L2", "L3"))
-        return ModelReport("smollm2-135m-instruct-q4_1", "SmolLM2-135M-Instruct", "Q4_1", 8192,
-                           "0" * 64, adapters, ("L3: scripted warning",))
+        return ModelReport(
+            "smollm2-135m-instruct-q4_1",
+            "SmolLM2-135M-Instruct",
+            "Q4_1",
+            8192,
+            "0" * 64,
+            adapters,
+            ("L3: scripted warning",),
+        )
 
     def feedback(self, turn_id: str, kind: str, correction: str | None = None) -> FeedbackOutcome:
         self.feedback_calls.append((turn_id, kind, correction))
@@ -350,9 +449,13 @@ class ScriptedAssistant:
         for label in self.kept.values():
             per_label[label] = per_label.get(label, 0) + 1
         excluded = sum(1 for s in self._live() if s.item.excluded)
-        return ExperienceStatus(self.experience_choice, bool(self.experience_choice),
-                                turns=len(self.kept), per_label=per_label,
-                                excluded_sessions=excluded)
+        return ExperienceStatus(
+            self.experience_choice,
+            bool(self.experience_choice),
+            turns=len(self.kept),
+            per_label=per_label,
+            excluded_sessions=excluded,
+        )
 
     def set_experience(self, on: bool) -> ExperienceStatus:
         self.experience_choice = on
@@ -382,8 +485,14 @@ class ScriptedAssistant:
     def set_confirm(self, confirm: Callable[[str, dict], bool] | None) -> None:
         self.confirm = confirm
 
-    def ui_tool(self, session_id: str, action: Any, doc: Any, *,
-                confirm: Callable[[str, dict], bool] | None = None) -> Any:
+    def ui_tool(
+        self,
+        session_id: str,
+        action: Any,
+        doc: Any,
+        *,
+        confirm: Callable[[str, dict], bool] | None = None,
+    ) -> Any:
         """Like the real one: only allowlisted tools, and side effects ask first."""
         from macaron_local.genui.actions import tool_kwargs
 
@@ -399,9 +508,17 @@ class ScriptedAssistant:
         self.tool_calls.append((name, args))
         return func(**args)
 
-    def ui_send(self, session_id: str, action: Any, doc: Any, *, turn_id: str | None = None,
-                on_route: OnRoute | None = None, on_text: OnText | None = None,
-                cancel: threading.Event | None = None) -> TurnItem:
+    def ui_send(
+        self,
+        session_id: str,
+        action: Any,
+        doc: Any,
+        *,
+        turn_id: str | None = None,
+        on_route: OnRoute | None = None,
+        on_text: OnText | None = None,
+        cancel: threading.Event | None = None,
+    ) -> TurnItem:
         """A sticky L3 turn carrying the submission (``turn_text``: no NoAI values)."""
         from macaron_local.genui.actions import turn_text
 
@@ -432,23 +549,33 @@ class ScriptedRefine:
             self.lines.append(f"  step {self.step}/{self.total} sft 1.{9 - self.step}")
             if self.cancelled:  # like the loop: stops between steps, registers nothing
                 self.outcome = RefineOutcome(
-                    "cancelled", f"cancelled at step {self.step}/{self.total}; nothing was "
-                    "registered (run it again to resume)")
+                    "cancelled",
+                    f"cancelled at step {self.step}/{self.total}; nothing was "
+                    "registered (run it again to resume)",
+                )
                 return
 
     def finish(self) -> None:
         self.step = self.total
         self.outcome = RefineOutcome(
-            "kept", "rev-abc kept unpromoted: held-out nll improved by less than 0.01",
-            revision="rev-abc", reasons=("held-out nll improved by less than 0.01",),
+            "kept",
+            "rev-abc kept unpromoted: held-out nll improved by less than 0.01",
+            revision="rev-abc",
+            reasons=("held-out nll improved by less than 0.01",),
             figures=(("heldout.nll", 2.5, 2.45), ("regression.route_acc", 0.9, None)),
             plots=("/runs/L0-x/loss.png", "/runs/L0-x/gate.png"),
-            report_json="/runs/L0-x/report.json")
+            report_json="/runs/L0-x/report.json",
+        )
 
     def progress(self) -> RefineProgress:
-        return RefineProgress(self.label, self.step, self.total, tuple(self.lines),
-                              done=self.outcome is not None,
-                              cancelling=self.cancelled and self.outcome is None)
+        return RefineProgress(
+            self.label,
+            self.step,
+            self.total,
+            tuple(self.lines),
+            done=self.outcome is not None,
+            cancelling=self.cancelled and self.outcome is None,
+        )
 
     def cancel(self) -> None:
         self.cancelled = True

@@ -152,8 +152,7 @@ async def test_timings_show_on_demand(app: MacaronApp) -> None:
         assert not timings.display
         await pilot.press("ctrl+t")
         assert timings.display
-        assert "route 12 ms" in str(timings.content) and "first token 30 ms" in str(
-            timings.content)
+        assert "route 12 ms" in str(timings.content) and "first token 30 ms" in str(timings.content)
 
 
 async def test_a_failed_turn_is_a_notice_not_a_crash(app: MacaronApp, notes: list[str]) -> None:

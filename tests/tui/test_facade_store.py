@@ -15,9 +15,17 @@ from tests.tui.scripted import ScriptedAssistant
 
 
 def _turn(text: str) -> NewTurn:
-    return NewTurn(request=text, answer=f"answer to {text}", label="L2", route_kind="auto",
-                   route_probs={"L0": 0.1, "L2": 0.9}, adapter_revision="base",
-                   profile_hash="f" * 64, timings={"route_ms": 5.0}, tokens={"completion": 3})
+    return NewTurn(
+        request=text,
+        answer=f"answer to {text}",
+        label="L2",
+        route_kind="auto",
+        route_probs={"L0": 0.1, "L2": 0.9},
+        adapter_revision="base",
+        profile_hash="f" * 64,
+        timings={"route_ms": 5.0},
+        tokens={"completion": 3},
+    )
 
 
 def test_both_assistants_implement_the_protocol(tmp_path: Path) -> None:
@@ -32,8 +40,9 @@ def test_sessions_history_branches_and_summaries(tmp_path: Path) -> None:
     db = open_db(db_path)
     first = commit_turn(db, s.id, _turn("one"), expected_head=None)
     other = commit_turn(db, s.id, _turn("uno"), expected_head=first.id, parent_id=None)
-    save_summary(db, other.id, label="L2", text="the user said uno", n_tokens=4,
-                 adapter_revision="base")
+    save_summary(
+        db, other.id, label="L2", text="the user said uno", n_tokens=4, adapter_revision="base"
+    )
     [item] = a.history(s.id)
     assert (item.request, item.branch, item.branches) == ("uno", 2, 2)
     assert item.summary == "the user said uno" and item.route_probs["L2"] == 0.9
@@ -58,7 +67,8 @@ def test_profile_checks_report_errors_and_pending_approvals(tmp_path: Path) -> N
     (folder / "broken.toml").write_text("schema_version = 1\n[profile\n")
     (folder / "logging.toml").write_text(
         'schema_version = 1\nextends = "tall-local"\n[profile]\nid = "logging"\n'
-        'version = "1.0.0"\n[experience]\nopt_in = true\n')
+        'version = "1.0.0"\n[experience]\nopt_in = true\n'
+    )
     a = Assistant(db_path=tmp_path / "m.db")
     assert {"broken", "logging", "tall-local"} <= {p.name for p in a.profiles()}
     broken = a.check_profile("broken")
@@ -70,8 +80,9 @@ def test_profile_checks_report_errors_and_pending_approvals(tmp_path: Path) -> N
     assert a.model_report() is None and not a.ready  # nothing loaded until start()
 
 
-def test_settings_file_round_trip_env_and_errors(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_settings_file_round_trip_env_and_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "settings.toml"
     assert load_settings(path) == Settings()
     save_settings(Settings(theme="light", keys={"chat.retry": "ctrl+g"}), path)

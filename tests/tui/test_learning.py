@@ -90,8 +90,9 @@ async def test_first_run_explains_and_stores_the_choice_once(tmp_path: Path) -> 
         assert not again.query(ExplainerScreen)
 
 
-async def test_escape_on_the_explainer_means_not_now(scripted: ScriptedAssistant,
-                                                     app: MacaronApp) -> None:
+async def test_escape_on_the_explainer_means_not_now(
+    scripted: ScriptedAssistant, app: MacaronApp
+) -> None:
     scripted.experience_choice = None
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, ExplainerScreen))
@@ -162,7 +163,8 @@ async def test_nolearn_marks_the_chat_and_nothing_more_is_kept(tmp_path: Path) -
 
 
 async def test_nolearn_before_the_first_message_applies_to_the_new_chat(
-        scripted: ScriptedAssistant, app: MacaronApp) -> None:
+    scripted: ScriptedAssistant, app: MacaronApp
+) -> None:
     scripted.experience_choice = True
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "/nolearn")
@@ -201,14 +203,16 @@ async def test_feedback_says_why_it_is_not_kept_and_when_it_is(tmp_path: Path) -
 async def refine_screen(pilot: Any) -> RefineScreen:
     """Wait until the refine screen is up and composed."""
     app = pilot.app
-    await wait_for(pilot, lambda: isinstance(app.screen, RefineScreen)
-                   and app.screen.query("#refine-result"))
+    await wait_for(
+        pilot, lambda: isinstance(app.screen, RefineScreen) and app.screen.query("#refine-result")
+    )
     await pilot.pause()
     return app.screen  # type: ignore[no-any-return]
 
 
 async def test_refine_screen_starts_shows_progress_and_cancels(
-        scripted: ScriptedAssistant, app: MacaronApp) -> None:
+    scripted: ScriptedAssistant, app: MacaronApp
+) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f8")
         screen = await refine_screen(pilot)
@@ -224,18 +228,21 @@ async def test_refine_screen_starts_shows_progress_and_cancels(
         assert "step 2/4" in screen.query_one(Log).lines[-1]
         await press_button(pilot, "#refine-cancel")
         assert run.cancelled
-        await wait_for(pilot, lambda: "cancelling" in str(
-            screen.query_one("#refine-state", Label).render()))
+        await wait_for(
+            pilot, lambda: "cancelling" in str(screen.query_one("#refine-state", Label).render())
+        )
         assert screen.query_one("#refine-cancel", Button).disabled
         run.advance()
-        await wait_for(pilot, lambda: "Cancelled" in str(
-            screen.query_one("#refine-result", Static).render()))
+        await wait_for(
+            pilot, lambda: "Cancelled" in str(screen.query_one("#refine-result", Static).render())
+        )
         assert "nothing was registered" in str(screen.query_one("#refine-result").render())
         assert not screen.query_one("#refine-start", Button).disabled
 
 
 async def test_refine_screen_shows_the_report_and_outlives_leaving(
-        scripted: ScriptedAssistant, app: MacaronApp) -> None:
+    scripted: ScriptedAssistant, app: MacaronApp
+) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await app.run_slash("refine")  # the palette runs the same command
         await refine_screen(pilot)
@@ -281,14 +288,21 @@ def test_facade_starts_a_real_refine_and_cancel_registers_nothing(tmp_path: Path
     assert isinstance(assistant, AssistantProtocol)
     db, profile = open_db(tmp_path / "macaron.db"), load_profile("tall-local")
     sid = assistant.create_session("facts").id
-    for q, a in (("Where do I live?", "You live in Tromsø."),
-                 ("What is my job?", "You are a beekeeper."),
-                 ("What do I drink?", "You drink green tea.")):
+    for q, a in (
+        ("Where do I live?", "You live in Tromsø."),
+        ("What is my job?", "You are a beekeeper."),
+        ("What do I drink?", "You drink green tea."),
+    ):
         t = commit(db, sid, q, "I don't know.")
         experience.record_turn(db, profile, t)
         experience.record_feedback(db, profile, t.id, "correction", a)
-    config = RefineConfig(steps=3, batch_size=2, dpo_batch=1, heldout_fraction=0.34,
-                          gate=GateConfig(regression_limit=3))
+    config = RefineConfig(
+        steps=3,
+        batch_size=2,
+        dpo_batch=1,
+        heldout_fraction=0.34,
+        gate=GateConfig(regression_limit=3),
+    )
     handle = assistant.start_refine("L0", config=config)
     handle.cancel()
     assert handle.progress().cancelling or handle.progress().done
@@ -309,8 +323,11 @@ async def test_a_refine_with_nothing_to_learn_says_why(tmp_path: Path) -> None:
         await pilot.press("f8")
         screen = await refine_screen(pilot)
         await press_button(pilot, "#refine-start")
-        await wait_for(pilot, lambda: "failed" in str(
-            screen.query_one("#refine-result", Static).render()), timeout=120)
+        await wait_for(
+            pilot,
+            lambda: "failed" in str(screen.query_one("#refine-result", Static).render()),
+            timeout=120,
+        )
         text = str(screen.query_one("#refine-result", Static).render())
         assert "no experience to learn L0 from yet" in text
         assert not screen.query_one("#refine-start", Button).disabled

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ from macaron_local.facade import Assistant, OnText, TurnItem
 from macaron_local.tui.app import make_app
 from macaron_local.tui.settings import Settings
 from macaron_local.tui.widgets.messages import AssistantMessage
+from tests.conftest import macaron_home
 from tests.tui.conftest import SIZE, chat, send, wait_for
 from tests.turns.conftest import write_fast_profile
 
@@ -28,8 +28,9 @@ class CountingAssistant(Assistant):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.pieces: list[str] = []
 
-    def run_turn(self, session_id: str, text: str, *, on_text: OnText | None = None,
-                 **kwargs: object) -> TurnItem:
+    def run_turn(
+        self, session_id: str, text: str, *, on_text: OnText | None = None, **kwargs: object
+    ) -> TurnItem:
         def count(piece: str) -> None:
             self.pieces.append(piece)
             if on_text:
@@ -42,17 +43,10 @@ class CountingAssistant(Assistant):
 def real(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CountingAssistant]:
     home = tmp_path_factory.mktemp("tui-real")
     write_fast_profile(home)
-    old = os.environ.get("MACARON_HOME")
-    os.environ["MACARON_HOME"] = str(home)
-    try:
+    with macaron_home(home):
         assistant = CountingAssistant("test-fast", db_path=home / "data" / "macaron.db")
         assistant.start()
         assistant.wait_ready(300)
-    finally:
-        if old is None:
-            os.environ.pop("MACARON_HOME")
-        else:
-            os.environ["MACARON_HOME"] = old
     assert assistant.ready, assistant.status
     yield assistant
     assistant.close()
@@ -60,8 +54,9 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CountingAssistant
 
 def stored_turns(db: Path, session_id: str) -> list[tuple[str, str, str]]:
     with sqlite3.connect(db) as conn:
-        return conn.execute("SELECT request, label, answer FROM turns WHERE session_id = ?",
-                            [session_id]).fetchall()
+        return conn.execute(
+            "SELECT request, label, answer FROM turns WHERE session_id = ?", [session_id]
+        ).fetchall()
 
 
 class Seen:
@@ -86,8 +81,9 @@ async def _ask(real: CountingAssistant, text: str) -> tuple[Seen, str]:
 async def test_routed_answer_streams_with_badge_and_is_stored(real: CountingAssistant) -> None:
     widget, sid = await _ask(real, "hello! how are you today?")
     assert len(real.pieces) > 1  # streamed, not delivered in one piece
-    assert widget.badge_text.startswith(LABELS) and ("routed" in widget.badge_text
-                                                     or "fallback" in widget.badge_text)
+    assert widget.badge_text.startswith(LABELS) and (
+        "routed" in widget.badge_text or "fallback" in widget.badge_text
+    )
     rows = stored_turns(real._db_path, sid)
     assert rows == [("hello! how are you today?", widget.item.label, widget.item.answer)]
     assert widget.item.answer and widget.item.profile_hash

@@ -35,8 +35,9 @@ def inspector_text(app: MacaronApp) -> str:
     return str(app.chat.query_one(Inspector).query_one("#inspector-body", Static).content)
 
 
-async def test_remote_without_a_server_says_how_to_set_one_up(app: MacaronApp,
-                                                              notes: list[str]) -> None:
+async def test_remote_without_a_server_says_how_to_set_one_up(
+    app: MacaronApp, notes: list[str]
+) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, f"/remote {CODE}")
         assert answers(app) == [] and chat(pilot).session_id is None  # no turn was run
@@ -46,8 +47,9 @@ async def test_remote_without_a_server_says_how_to_set_one_up(app: MacaronApp,
         assert chat(pilot).query_one(PromptInput).text == f"/remote {CODE}"
 
 
-async def test_remote_turn_gets_a_remote_badge_kept_in_history(app: MacaronApp,
-                                                               notes: list[str]) -> None:
+async def test_remote_turn_gets_a_remote_badge_kept_in_history(
+    app: MacaronApp, notes: list[str]
+) -> None:
     scripted: ScriptedAssistant = app.assistant  # type: ignore[assignment]
     scripted.remote_url = URL
     scripted.hold = threading.Event()
@@ -67,28 +69,40 @@ async def test_remote_turn_gets_a_remote_badge_kept_in_history(app: MacaronApp,
         assert answers(app)[1].badge_text == "L0 Chat · routed"
         await chat(pilot).show_history()  # history shows each turn's backend
         await pilot.pause()
-        assert [w.badge_text for w in answers(app)] == ["L2 Coding · routed · remote",
-                                                        "L0 Chat · routed"]
+        assert [w.badge_text for w in answers(app)] == [
+            "L2 Coding · routed · remote",
+            "L0 Chat · routed",
+        ]
         assert not [n for n in notes if "emote" in n]  # no notice for a healthy remote turn
 
 
 async def test_failover_notifies_discards_partial_text_and_marks_the_badge(
-        app: MacaronApp, notes: list[str]) -> None:
+    app: MacaronApp, notes: list[str]
+) -> None:
     scripted: ScriptedAssistant = app.assistant  # type: ignore[assignment]
     scripted.remote_url, scripted.remote_fail = URL, "server_error"
     scripted.hold = threading.Event()  # the local rerun holds after its third word
     _, answer = script(CODE)
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, f"/remote {CODE}", wait=False)
-        await wait_for(pilot, lambda: answers(app)
-                       and "answering locally" in answers(app)[0].badge_text
-                       and answers(app)[0].text.count(" ") >= 2)
+        await wait_for(
+            pilot,
+            lambda: (
+                answers(app)
+                and "answering locally" in answers(app)[0].badge_text
+                and answers(app)[0].text.count(" ") >= 2
+            ),
+        )
         widget = answers(app)[0]
         # the partial remote text ("Here is a") was cleared before the local rerun streamed
         assert widget.text == " ".join(answer.split(" ")[:3])
         assert "remote failed: server_error" in widget.badge_text
-        assert any(n.startswith("Remote failed: remote failed: HTTP 500") and
-                   "discarded" in n and "answering locally" in n for n in notes)
+        assert any(
+            n.startswith("Remote failed: remote failed: HTTP 500")
+            and "discarded" in n
+            and "answering locally" in n
+            for n in notes
+        )
         prompt = chat(pilot).query_one(PromptInput)
         await pilot.press("a", "b")  # the UI is not blocked while the turn streams
         assert prompt.text == "ab"
@@ -113,23 +127,39 @@ def test_split_remote_and_badges() -> None:
     assert split_remote("/remote write a parser") == ("write a parser", True)
     assert split_remote("//remote literally") == ("//remote literally", False)
     assert badge("L2", "manual", "remote") == "L2 Coding · pinned · remote"
-    assert badge("L0", "auto", "local", "timeout") == "L0 Chat · routed · local (remote " \
-                                                      "failed: timeout)"
+    assert (
+        badge("L0", "auto", "local", "timeout") == "L0 Chat · routed · local (remote "
+        "failed: timeout)"
+    )
     assert badge("L1", "sticky") == "L1 Agent · sticky"
 
 
-def test_the_store_keeps_the_backend_for_history(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_store_keeps_the_backend_for_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db_path = tmp_path / "m.db"
     a = Assistant(db_path=db_path)
     s = a.create_session("hybrid")
     db = open_db(db_path)
-    common = {"label": "L2", "route_kind": "auto", "route_probs": {"L2": 1.0},
-              "adapter_revision": "base", "profile_hash": "f" * 64}
-    first = commit_turn(db, s.id, NewTurn(request="one", answer="remote answer",
-                                          backend="remote", **common), expected_head=None)
-    commit_turn(db, s.id, NewTurn(request="two", answer="local answer",
-                                  failover_reason="timeout", **common), expected_head=first.id)
+    common = {
+        "label": "L2",
+        "route_kind": "auto",
+        "route_probs": {"L2": 1.0},
+        "adapter_revision": "base",
+        "profile_hash": "f" * 64,
+    }
+    first = commit_turn(
+        db,
+        s.id,
+        NewTurn(request="one", answer="remote answer", backend="remote", **common),
+        expected_head=None,
+    )
+    commit_turn(
+        db,
+        s.id,
+        NewTurn(request="two", answer="local answer", failover_reason="timeout", **common),
+        expected_head=first.id,
+    )
     remote, failed = a.history(s.id)
     assert (remote.backend, remote.failover_reason) == ("remote", None)
     assert (failed.backend, failed.failover_reason) == ("local", "timeout")

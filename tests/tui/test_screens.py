@@ -41,8 +41,13 @@ async def test_sessions_new_rename_search_open(app: MacaronApp) -> None:
         sidebar = app.chat.query_one(Sidebar)
         sidebar.query_one("ListView").focus()
         await pilot.press("down", "enter")
-        await wait_for(pilot, lambda: app.chat.query(UserMessage)
-                       and app.chat.query(UserMessage).last().text == "about cats")
+        await wait_for(
+            pilot,
+            lambda: (
+                app.chat.query(UserMessage)
+                and app.chat.query(UserMessage).last().text == "about cats"
+            ),
+        )
 
 
 async def test_delete_with_undo(app: MacaronApp, notes: list[str]) -> None:

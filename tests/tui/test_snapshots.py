@@ -28,8 +28,11 @@ pytest.importorskip("pytest_textual_snapshot")
 
 
 def _app(tmp_path: Path, **settings: object) -> MacaronApp:
-    return make_app(Settings(**settings), ScriptedAssistant(),  # type: ignore[arg-type]
-                    settings_file=tmp_path / "settings.toml")
+    return make_app(
+        Settings(**settings),
+        ScriptedAssistant(),  # type: ignore[arg-type]
+        settings_file=tmp_path / "settings.toml",
+    )
 
 
 def _chat_app(tmp_path: Path) -> tuple[MacaronApp, str]:
@@ -51,8 +54,10 @@ def test_chat_screen(snap_compare, tmp_path: Path) -> None:  # noqa: ANN001
         await pilot.pause()
         pilot.app.chat.query_one(PromptInput).cursor_blink = False  # type: ignore[attr-defined]
         await pilot.app.chat.open_session(sid)  # type: ignore[attr-defined]
-        await wait_for(pilot, lambda: len(pilot.app.query(AssistantMessage)) == 3
-                       and pilot.app.query(MarkdownFence))
+        await wait_for(
+            pilot,
+            lambda: len(pilot.app.query(AssistantMessage)) == 3 and pilot.app.query(MarkdownFence),
+        )
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_session)
 

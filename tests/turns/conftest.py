@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from macaron_local.turns.pipeline import Runtime
+from tests.conftest import macaron_home
 
 FAST_PROFILE = """
 schema_version = 1
@@ -47,14 +47,7 @@ def runtime_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def runtime(runtime_home: Path) -> Iterator[Runtime]:
-    old = os.environ.get("MACARON_HOME")
-    os.environ["MACARON_HOME"] = str(runtime_home)
-    try:
+    with macaron_home(runtime_home):
         rt = Runtime.open("test-fast", db_path=runtime_home / "data" / "macaron.db")
-    finally:
-        if old is None:
-            os.environ.pop("MACARON_HOME")
-        else:
-            os.environ["MACARON_HOME"] = old
     yield rt
     rt.close()

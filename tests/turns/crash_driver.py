@@ -15,8 +15,9 @@ It prints one line per event, flushed, so the test can aim its kills and tell wh
 text), ``commit-begin`` / ``commit-end`` (around the store transaction), ``done N TURN_ID``,
 ``summary-begin`` / ``summary-save`` / ``summary-saved`` (the summary hop), ``wait`` /
 ``waited`` (waiting for summaries). The event lines come from thin wrappers around the
-pipeline's own ``commit_turn``, ``start_summary`` and ``save_summary``: they print and delegate,
-nothing else. SIGUSR1 dumps every thread's stack to stderr (the test asks for it on a hang).
+pipeline's ``commit_turn`` and the summary hop's ``start_summary`` and ``save_summary``: they
+print and delegate, nothing else. SIGUSR1 dumps every thread's stack to stderr (the test asks
+for it on a hang).
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from macaron_local.errors import TurnError
+from macaron_local.store import pending_summaries
 from macaron_local.turns import pipeline
+from macaron_local.turns import summaries as hops
 from macaron_local.turns.pipeline import Runtime
 
 PROFILE = "test-fast"
@@ -57,9 +60,11 @@ TEXTS = (
     "I want a checklist for moving house",
     "thanks, that helps!",
 )
-TOOL_RESULTS = ("[tool result] 3 open todos: milk, taxes, call mum",
-                "[tool result] reminder set for 09:00",
-                "[tool result] files: notes.md, budget.csv")
+TOOL_RESULTS = (
+    "[tool result] 3 open todos: milk, taxes, call mum",
+    "[tool result] reminder set for 09:00",
+    "[tool result] files: notes.md, budget.csv",
+)
 
 
 _OUT = threading.Lock()
@@ -74,7 +79,7 @@ def say(*parts: object) -> None:
 
 def _instrument() -> None:
     """Print an event line around the pipeline's commit and summary steps (then delegate)."""
-    commit, start, save = pipeline.commit_turn, pipeline.start_summary, pipeline.save_summary
+    commit, start, save = pipeline.commit_turn, hops.start_summary, hops.save_summary
 
     def commit_turn(*args: Any, **kw: Any) -> Any:
         say("commit-begin")
@@ -93,8 +98,8 @@ def _instrument() -> None:
         return record
 
     pipeline.commit_turn = commit_turn  # type: ignore[assignment]
-    pipeline.start_summary = start_summary  # type: ignore[assignment]
-    pipeline.save_summary = save_summary  # type: ignore[assignment]
+    hops.start_summary = start_summary  # type: ignore[assignment]
+    hops.save_summary = save_summary  # type: ignore[assignment]
 
 
 def _plan(rng: random.Random, last: tuple[str, str] | None) -> tuple[str, dict[str, Any], str]:
@@ -113,7 +118,7 @@ def main(db_path: str, session_id: str, seed: int, max_turns: int | None) -> Non
     _instrument()
     say("open")
     runtime = Runtime.open(PROFILE, db_path=Path(db_path))
-    say("pending", len(pipeline.pending_summaries(runtime.db())))
+    say("pending", len(pending_summaries(runtime.db())))
     runtime.finish_pending()
     say("ready")
     rng = random.Random(seed)
@@ -131,8 +136,12 @@ def main(db_path: str, session_id: str, seed: int, max_turns: int | None) -> Non
 
         try:
             result = runtime.run_turn(
-                session_id, text, on_text=on_text,
-                on_route=lambda d, n=n: say("routed", n, d.label, d.kind), **kw)
+                session_id,
+                text,
+                on_text=on_text,
+                on_route=lambda d, n=n: say("routed", n, d.label, d.kind),
+                **kw,
+            )
         except TurnError as exc:  # rolled back (an empty answer, say): the session is as before
             say("failed", n, type(exc).__name__)
             n += 1
@@ -149,5 +158,6 @@ def main(db_path: str, session_id: str, seed: int, max_turns: int | None) -> Non
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]),
-         int(sys.argv[4]) if len(sys.argv) > 4 else None)
+    main(
+        sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else None
+    )

@@ -20,12 +20,14 @@ import subprocess
 import sys
 import threading
 import time
+import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 import sqlite_utils
+import tomli_w
 
 from macaron_local.hcp import load_profile
 from macaron_local.store import (
@@ -43,13 +45,6 @@ from tests.turns.conftest import FAST_PROFILE
 DRIVER = Path(__file__).with_name("crash_driver.py")
 MIN_STARTED = 50
 SEED = 20260419
-# One llama.cpp thread: on 2 shared cores a second batch thread makes small prompt evaluations
-# many times slower whenever another process holds a core (spin barriers); 1 is robust.
-ONE_THREAD = "\n[resources]\nthreads = 1\n"
-# What is tested is where a kill lands, not what the model says: the shortest answers and
-# summaries the profile allows keep 50 real turns and their restarts to a few minutes.
-SHORT = FAST_PROFILE.replace("max_tokens = 40", "max_tokens = 16")
-CRASH_PROFILE = SHORT.replace("max_tokens = 24", "max_tokens = 8") + ONE_THREAD
 SILENCE_S = 420.0  # no event line for this long means the driver hangs
 # target phase -> (event line that arms the kill, max random delay after it in seconds)
 TARGETS = {
@@ -106,14 +101,36 @@ class Run:
         return where
 
 
+def crash_profile() -> str:
+    """The fast test profile, shorter still. What is tested is where a kill lands, not what the
+    model says: the shortest answers and summaries the profile allows keep 50 real turns and
+    their restarts to a few minutes. One llama.cpp thread: on 2 shared cores a second batch
+    thread makes small prompt evaluations many times slower whenever another process holds a
+    core (spin barriers); 1 is robust."""
+    data = tomllib.loads(FAST_PROFILE)
+    data["summary"]["max_tokens"] = 16
+    data["sampling"]["defaults"]["max_tokens"] = 8
+    data["sampling"]["overrides"]["L2"]["max_tokens"] = 8
+    data["resources"] = {"threads": 1}
+    return tomli_w.dumps(data)
+
+
 def _reader(stream, out: queue.Queue[str | None]) -> None:  # noqa: ANN001 - a text pipe
     for line in stream:
         out.put(line.strip())
     out.put(None)
 
 
-def _run_and_kill(db_path: Path, session_id: str, seed: int, target: str, turn_no: int,
-                  delay: float, err: Path, max_turns: int | None = None) -> tuple[Run, bool]:
+def _run_and_kill(
+    db_path: Path,
+    session_id: str,
+    seed: int,
+    target: str,
+    turn_no: int,
+    delay: float,
+    err: Path,
+    max_turns: int | None = None,
+) -> tuple[Run, bool]:
     """Start the driver; kill it ``delay`` s after the ``turn_no``-th arming event of ``target``.
 
     With ``max_turns`` nothing is killed: the run must end cleanly. Returns (run, killed).
@@ -122,8 +139,9 @@ def _run_and_kill(db_path: Path, session_id: str, seed: int, target: str, turn_n
     if max_turns is not None:
         args.append(str(max_turns))
     with err.open("w") as err_file:
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err_file, text=True,
-                                env={**os.environ})
+        proc = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=err_file, text=True, env={**os.environ}
+        )
     lines: queue.Queue[str | None] = queue.Queue()
     reader = threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True)
     reader.start()
@@ -146,8 +164,10 @@ def _run_and_kill(db_path: Path, session_id: str, seed: int, target: str, turn_n
         os.kill(proc.pid, signal.SIGUSR1)  # its threads' stacks go to its stderr
         time.sleep(2)
         proc.kill()
-        pytest.fail(f"the driver printed nothing for {SILENCE_S} s after {run.lines[-8:]}; "
-                    f"stderr: {err.read_text()[-6000:]}")
+        pytest.fail(
+            f"the driver printed nothing for {SILENCE_S} s after {run.lines[-8:]}; "
+            f"stderr: {err.read_text()[-6000:]}"
+        )
     proc.wait(timeout=60)
     reader.join(timeout=60)
     while killed and (line := lines.get(timeout=10)) is not None:
@@ -163,8 +183,9 @@ def _turn_rows(db: sqlite_utils.Database) -> dict[str, dict]:
     return {row["id"]: dict(row) for row in db.query("SELECT * FROM turns ORDER BY rowid")}
 
 
-def _check_turn(row: dict, rows: dict[str, dict], labels: list[str], profile_hash: str,
-                fallback: str) -> None:
+def _check_turn(
+    row: dict, rows: dict[str, dict], labels: list[str], profile_hash: str, fallback: str
+) -> None:
     turn = turn_from_row(row)
     assert turn.answer.strip(), f"turn {turn.id} has an empty answer"
     assert turn.label in labels
@@ -186,12 +207,14 @@ def _check_turn(row: dict, rows: dict[str, dict], labels: list[str], profile_has
         assert turn.label == rows[turn.tool_result_of]["label"]
 
 
-def _check_db(db: sqlite_utils.Database, session_id: str, labels: list[str], profile_hash: str,
-              fallback: str) -> dict[str, dict]:
+def _check_db(
+    db: sqlite_utils.Database, session_id: str, labels: list[str], profile_hash: str, fallback: str
+) -> dict[str, dict]:
     """Every invariant after a kill; returns the committed turn rows by id."""
     assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     orphans = db.execute(
-        "SELECT count(*) FROM summaries WHERE turn_id NOT IN (SELECT id FROM turns)").fetchone()
+        "SELECT count(*) FROM summaries WHERE turn_id NOT IN (SELECT id FROM turns)"
+    ).fetchone()
     assert orphans == (0,), "a summary without its turn"
     report = recover(db)
     assert not report.repaired, f"recovery had to repair something: {report}"
@@ -215,11 +238,12 @@ def _check_db(db: sqlite_utils.Database, session_id: str, labels: list[str], pro
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_sigkill_during_real_turns_never_leaves_a_partial_turn(
-    tmp_path: Path, _isolated_home: Path,
+    tmp_path: Path,
+    _isolated_home: Path,
 ) -> None:
     folder = _isolated_home / "config" / "profiles"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "test-fast.toml").write_text(CRASH_PROFILE)
+    (folder / "test-fast.toml").write_text(crash_profile())
     profile = load_profile("test-fast")
     args = (list(profile.labels), profile.content_hash, profile.router.fallback)
     db_path = tmp_path / "crash.db"
@@ -235,8 +259,14 @@ def test_sigkill_during_real_turns_never_leaves_a_partial_turn(
     while started < MIN_STARTED:
         target = order[kills % len(order)]
         run, killed = _run_and_kill(
-            db_path, session_id, seed=kills, target=target, turn_no=rng.randint(1, 5),
-            delay=rng.uniform(0, TARGETS[target][1]), err=tmp_path / f"run{kills}.err")
+            db_path,
+            session_id,
+            seed=kills,
+            target=target,
+            turn_no=rng.randint(1, 5),
+            delay=rng.uniform(0, TARGETS[target][1]),
+            err=tmp_path / f"run{kills}.err",
+        )
         assert killed, f"run {kills} ended before its kill: {run.lines[-5:]}"
         kills += 1
         started += run.count("start")
@@ -257,8 +287,16 @@ def test_sigkill_during_real_turns_never_leaves_a_partial_turn(
         committed, pending = rows, set(pending_summaries(db))
         db.close()
     # a clean final run: finishes the leftovers, two turns, closes; nothing left pending
-    run, _ = _run_and_kill(db_path, session_id, seed=kills, target="route", turn_no=0, delay=0,
-                           err=tmp_path / "final.err", max_turns=2)
+    run, _ = _run_and_kill(
+        db_path,
+        session_id,
+        seed=kills,
+        target="route",
+        turn_no=0,
+        delay=0,
+        err=tmp_path / "final.err",
+        max_turns=2,
+    )
     assert run.lines[-1] == "closed" and run.count("done") + run.count("failed") == 2
     db = open_db(db_path)
     rows = _check_db(db, session_id, *args)
@@ -266,9 +304,11 @@ def test_sigkill_during_real_turns_never_leaves_a_partial_turn(
     assert pending_summaries(db) == []
     assert set(summaries(db, list(rows))) == set(rows)
     db.close()
-    print(f"\n{kills} kills, {started} turns started, {len(committed)} committed before the "
-          f"final run, {healed} pending summaries finished on restart, "
-          f"{time.perf_counter() - t0:.0f} s ({startup_s:.0f} s of it in start-ups); "
-          f"kills landed in: {dict(sorted(landed.items()))}")
+    print(
+        f"\n{kills} kills, {started} turns started, {len(committed)} committed before the "
+        f"final run, {healed} pending summaries finished on restart, "
+        f"{time.perf_counter() - t0:.0f} s ({startup_s:.0f} s of it in start-ups); "
+        f"kills landed in: {dict(sorted(landed.items()))}"
+    )
     for phase in ("route", "answer", "summary"):
         assert landed[phase] > 0, f"no kill landed in the {phase} phase: {dict(landed)}"

@@ -162,3 +162,36 @@ def test_export_import_round_trip(runtime: Runtime) -> None:
     assert [(t.request, t.answer, t.label) for t in a] == [
         (t.request, t.answer, t.label) for t in b
     ]
+
+
+def test_a_summary_past_the_profiles_wait_is_a_provisional_note(runtime: Runtime) -> None:
+    from macaron_local.store import get_turn
+    from macaron_local.turns.summary import provisional_summary
+
+    profile = runtime.profile
+    memory = profile.memory.model_copy(update={"summary_wait_s": 0.0})
+    runtime.profile = profile.model_copy(update={"memory": memory})
+    gate = threading.Event()
+    blocker = runtime._summarizer.submit(gate.wait, 60)  # turn 1's summary queues behind it
+    try:
+        s = runtime.new_session()
+        first = runtime.run_turn(s.id, "I am planting tulips this weekend.", label="L0")
+        second = runtime.run_turn(s.id, "Write a Python list of three flowers.", label="L2")
+        turn = get_turn(runtime.db(), second.turn)
+        assert turn.meta["provisional_summaries"] == [first.turn]
+        one = get_turn(runtime.db(), first.turn)
+        view = runtime._view("L2", [one], "and now?")  # still pending: the stand-in again
+        assert view.messages[1] == summary_note(one, provisional_summary(one))
+        assert view.messages[1]["content"].startswith(
+            "[Earlier turn handled by L0 Chat] (provisional) The user asked: I am planting "
+            "tulips this weekend. The answer began: "
+        )
+    finally:
+        gate.set()
+        blocker.result()
+        runtime.profile = profile
+    runtime.finish_pending()
+    real = summaries(runtime.db(), [first.turn])[first.turn].text  # written after all
+    view = runtime._view("L2", branch(runtime.db(), s.id), "and one more?")
+    assert summary_note(get_turn(runtime.db(), first.turn), real) in view.messages
+    assert not any("(provisional)" in m["content"] for m in view.messages)

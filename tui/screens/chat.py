@@ -85,12 +85,10 @@ class ChatScreen(SessionActions, Screen[None]):
         with Horizontal(id="body"):
             yield Sidebar(id="sidebar", classes="" if settings.show_sidebar else "-hidden")
             with Vertical(id="main"):
-                yield VerticalScroll(id="chat", classes="-timings" if settings.show_timings
-                                     else "")
+                yield VerticalScroll(id="chat", classes="-timings" if settings.show_timings else "")
                 yield Static("", id="status", markup=False)
                 yield PromptInput(id="prompt", history_size=settings.history_size)
-            yield Inspector(id="inspector",
-                            classes="" if settings.show_inspector else "-hidden")
+            yield Inspector(id="inspector", classes="" if settings.show_inspector else "-hidden")
         yield Footer()
 
     async def on_mount(self) -> None:
@@ -155,19 +153,28 @@ class ChatScreen(SessionActions, Screen[None]):
             await self.remote_turn(arg)
             return
         actions = {
-            "auto": self.action_auto, "new": lambda: self.action_new_session(arg),
-            "rename": lambda: self.rename(arg), "delete": self.action_delete_session,
-            "undo": self.action_undo_delete, "export": lambda: self.export(arg),
-            "import": lambda: self.import_file(arg), "retry": self.action_retry,
-            "edit": self.action_edit_last, "copy": self.action_copy,
-            "good": lambda: self.feedback("up"), "bad": lambda: self.feedback("down"),
+            "auto": self.action_auto,
+            "new": lambda: self.action_new_session(arg),
+            "rename": lambda: self.rename(arg),
+            "delete": self.action_delete_session,
+            "undo": self.action_undo_delete,
+            "export": lambda: self.export(arg),
+            "import": lambda: self.import_file(arg),
+            "retry": self.action_retry,
+            "edit": self.action_edit_last,
+            "copy": self.action_copy,
+            "good": lambda: self.feedback("up"),
+            "bad": lambda: self.feedback("down"),
             "correct": lambda: self.feedback("correction", arg),
-            "nolearn": self.toggle_learning, "refine": lambda: self.app.run_action("refine"),
-            "timings": self.action_toggle_timings, "inspector": self.action_toggle_inspector,
+            "nolearn": self.toggle_learning,
+            "refine": lambda: self.app.run_action("refine"),
+            "timings": self.action_toggle_timings,
+            "inspector": self.action_toggle_inspector,
             "profiles": lambda: self.app.run_action("profiles"),
             "settings": lambda: self.app.run_action("settings"),
             "theme": lambda: self.app.run_action("toggle_theme"),
-            "help": lambda: self.app.run_action("help"), "quit": self.app.exit,
+            "help": lambda: self.app.run_action("help"),
+            "quit": self.app.exit,
         }
         action = actions.get(name)
         if action is None:
@@ -192,8 +199,10 @@ class ChatScreen(SessionActions, Screen[None]):
                 prompt.load_text(f"/remote {text}")
             return
         if not text:
-            self.notify(f"The remote server is {endpoint}. Type /remote <message> to send one "
-                        "turn there.", title="Remote")
+            self.notify(
+                f"The remote server is {endpoint}. Type /remote <message> to send one turn there.",
+                title="Remote",
+            )
             return
         await self.start_turn("new", text, self.pin, remote=True)
 
@@ -206,12 +215,19 @@ class ChatScreen(SessionActions, Screen[None]):
 
     # --- turns -----------------------------------------------------------------------------
 
-    async def start_turn(self, mode: Mode, text: str, label: str | None, *,
-                         remote: bool = False,
-                         ui: tuple[Any, Any, str | None] | None = None) -> None:
+    async def start_turn(
+        self,
+        mode: Mode,
+        text: str,
+        label: str | None,
+        *,
+        remote: bool = False,
+        ui: tuple[Any, Any, str | None] | None = None,
+    ) -> None:
         if self.job is not None:
-            self.notify("A turn is still running; press Esc to cancel it first.",
-                        severity="warning")
+            self.notify(
+                "A turn is still running; press Esc to cancel it first.", severity="warning"
+            )
             return
         try:
             if self.session_id is None:
@@ -245,7 +261,8 @@ class ChatScreen(SessionActions, Screen[None]):
     @work(thread=True, exclusive=True, group="turn", exit_on_error=False)
     def turn_worker(self, widget: AssistantMessage, job: TurnJob) -> None:
         kwargs = {
-            "label": job.label, "cancel": job.cancel,
+            "label": job.label,
+            "cancel": job.cancel,
             "on_route": lambda lb, kind: widget.post_message(AssistantMessage.Routed(lb, kind)),
             "on_text": lambda piece: widget.post_message(AssistantMessage.Piece(piece)),
             "on_notice": lambda notice: widget.post_message(AssistantMessage.Noticed(notice)),
@@ -258,11 +275,13 @@ class ChatScreen(SessionActions, Screen[None]):
             elif job.mode == "ui" and job.ui is not None:
                 action, doc, turn_id = job.ui
                 del kwargs["label"], kwargs["on_notice"]
-                item = self.assistant.ui_send(job.session_id, action, doc, turn_id=turn_id,
-                                              **kwargs)
+                item = self.assistant.ui_send(
+                    job.session_id, action, doc, turn_id=turn_id, **kwargs
+                )
             else:
-                item = self.assistant.run_turn(job.session_id, job.text, remote=job.remote,
-                                               **kwargs)
+                item = self.assistant.run_turn(
+                    job.session_id, job.text, remote=job.remote, **kwargs
+                )
         except Exception as exc:  # noqa: BLE001 - every failure becomes a notice
             widget.post_message(AssistantMessage.Final(None, exc))
             return
@@ -283,8 +302,11 @@ class ChatScreen(SessionActions, Screen[None]):
         """A turn notice (a remote failover: the turn reruns locally; a wait...); never blocks."""
         notice = event.notice
         titles = {"failover": "Remote failed", "waiting": "Remote busy", "local": "Local turn"}
-        self.notify(str(notice), title=titles.get(notice.kind, notice.kind.capitalize()),
-                    severity="warning" if notice.kind == "failover" else "information")
+        self.notify(
+            str(notice),
+            title=titles.get(notice.kind, notice.kind.capitalize()),
+            severity="warning" if notice.kind == "failover" else "information",
+        )
 
     async def _turn_failed(self, job: TurnJob | None, error: Exception | None) -> None:
         cancelled = job is not None and job.cancel.is_set()
@@ -412,8 +434,10 @@ class ChatScreen(SessionActions, Screen[None]):
         if widget is None:
             self.notify("There is no answer to correct yet.", severity="warning")
             return
-        self.app.push_screen(AskScreen("A better answer:", widget.text),
-                             lambda text: self.feedback("correction", text or "") if text else None)
+        self.app.push_screen(
+            AskScreen("A better answer:", widget.text),
+            lambda text: self.feedback("correction", text or "") if text else None,
+        )
 
     def feedback(self, kind: str, correction: str = "") -> None:
         widget = self.target()
@@ -429,8 +453,12 @@ class ChatScreen(SessionActions, Screen[None]):
             report(self.app, exc)
             return
         title = "Feedback kept" if outcome.kept else "Feedback not kept"
-        self.notify(outcome.message, title=title, markup=False,
-                    severity="information" if outcome.kept else "warning")
+        self.notify(
+            outcome.message,
+            title=title,
+            markup=False,
+            severity="information" if outcome.kept else "warning",
+        )
 
     # --- generated UIs (L3) --------------------------------------------------------------------
 
@@ -442,8 +470,9 @@ class ChatScreen(SessionActions, Screen[None]):
         if doc is None or action.execution.kind == "local":
             return
         if action.execution.kind == "model":  # back to the turn that drew the UI (sticky)
-            await self.start_turn("ui", turn_text(action, doc), None,
-                                  ui=(action, doc, event.turn_id))
+            await self.start_turn(
+                "ui", turn_text(action, doc), None, ui=(action, doc, event.turn_id)
+            )
             return
         if self.session_id is None:
             return
@@ -467,8 +496,10 @@ class ChatScreen(SessionActions, Screen[None]):
         done = threading.Event()
 
         def ask() -> None:
-            self.app.push_screen(ConfirmScreen(question, yes="Run"),
-                                 callback=lambda ok: (answer.append(bool(ok)), done.set()))
+            self.app.push_screen(
+                ConfirmScreen(question, yes="Run"),
+                callback=lambda ok: (answer.append(bool(ok)), done.set()),
+            )
 
         try:
             self.app.call_from_thread(ask)

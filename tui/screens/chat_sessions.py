@@ -41,8 +41,7 @@ class SessionActions(_Base):
                 sessions = self.assistant.list_sessions()
                 await sidebar.show_sessions(sessions, self.session_id)
                 if self.session_id is not None:
-                    self.not_learning = any(s.excluded for s in sessions
-                                            if s.id == self.session_id)
+                    self.not_learning = any(s.excluded for s in sessions if s.id == self.session_id)
         except MacaronError as exc:
             report(self.app, exc)
 
@@ -96,11 +95,15 @@ class SessionActions(_Base):
         self.poll_status()
         if excluded:
             gone = f" and deleted {removed} kept turn(s)" if removed else ""
-            self.notify(f"Nothing from this chat is kept for learning{gone}. /nolearn again "
-                        "to undo.", title="Do not learn from this chat")
+            self.notify(
+                f"Nothing from this chat is kept for learning{gone}. /nolearn again to undo.",
+                title="Do not learn from this chat",
+            )
         else:
-            self.notify("This chat may be learned from again (when experience is on).",
-                        title="Learning from this chat")
+            self.notify(
+                "This chat may be learned from again (when experience is on).",
+                title="Learning from this chat",
+            )
 
     def action_search(self) -> None:
         sidebar = self.query_one(Sidebar)
@@ -123,12 +126,13 @@ class SessionActions(_Base):
     async def rename(self, title: str, session_id: str | None = None) -> None:
         sid = session_id or self.session_id
         if sid is None:
-            self.notify("Send a message first: this session is not saved yet.",
-                        severity="warning")
+            self.notify("Send a message first: this session is not saved yet.", severity="warning")
             return
         if not title:
-            self.app.push_screen(AskScreen("New title for this session:", self._title(sid)),
-                                 lambda t: self._renamed(sid, t))
+            self.app.push_screen(
+                AskScreen("New title for this session:", self._title(sid)),
+                lambda t: self._renamed(sid, t),
+            )
             return
         await self._renamed(sid, title)
 
@@ -195,8 +199,12 @@ class SessionActions(_Base):
             report(self.app, exc)
             return
         except OSError as exc:
-            report(self.app, MacaronError(f"could not write the export: {exc}",
-                                          hint="give another path: /export md PATH"))
+            report(
+                self.app,
+                MacaronError(
+                    f"could not write the export: {exc}", hint="give another path: /export md PATH"
+                ),
+            )
             return
         self.notify(f"Exported to {target}")
 
@@ -212,8 +220,9 @@ class SessionActions(_Base):
 
     async def import_file(self, path: str) -> None:
         if not path:
-            self.app.push_screen(AskScreen("Import a JSON export from:", placeholder="path"),
-                                 self._import_answer)
+            self.app.push_screen(
+                AskScreen("Import a JSON export from:", placeholder="path"), self._import_answer
+            )
             return
         try:
             text = Path(path).expanduser().read_text(encoding="utf-8")
@@ -222,8 +231,13 @@ class SessionActions(_Base):
             report(self.app, exc)
             return
         except OSError as exc:
-            report(self.app, MacaronError(f"could not read {path}: {exc}",
-                                          hint="check the path of the exported .json file"))
+            report(
+                self.app,
+                MacaronError(
+                    f"could not read {path}: {exc}",
+                    hint="check the path of the exported .json file",
+                ),
+            )
             return
         await self.open_session(sid)
         self.notify(f"Imported “{self._title(sid)}”.")

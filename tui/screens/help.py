@@ -46,8 +46,11 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help"):
             yield Static(keys, id="help-keys")
             yield Static(cmds, id="help-commands")
-            yield Static("Enter sends · Ctrl+J adds a line · Up/Down walk the input history · "
-                         "//text sends a message that starts with '/'", classes="dim")
+            yield Static(
+                "Enter sends · Ctrl+J adds a line · Up/Down walk the input history · "
+                "//text sends a message that starts with '/'",
+                classes="dim",
+            )
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

@@ -45,8 +45,10 @@ def describe_model(model: ModelReport | None, status: str) -> Text:
     if model is None:
         return out.append(f"  {status}\n", style="dim")
     out.append(f"  {model.name} ({model.model_id})\n")
-    out.append(f"  {model.quantization or 'unquantized'} · context {model.context_length} · "
-               f"sha256 {model.sha256[:12]}\n")
+    out.append(
+        f"  {model.quantization or 'unquantized'} · context {model.context_length} · "
+        f"sha256 {model.sha256[:12]}\n"
+    )
     out.append("\nAdapters (policy: which revision serves each label)\n", style="bold")
     for a in model.adapters:
         where = f"  {a.path}" if a.path else ""
@@ -123,12 +125,16 @@ class ProfilesScreen(Screen[None]):
             return
         rep = self.assistant.check_profile(row.name_)
         if not rep.ok:
-            self.notify(f"{row.name_} cannot be used until its errors are fixed and its "
-                        "changes approved (see the details).", severity="error")
+            self.notify(
+                f"{row.name_} cannot be used until its errors are fixed and its "
+                "changes approved (see the details).",
+                severity="error",
+            )
             return
         name = row.name_
-        self.app.run_worker(lambda: self._switch(name), thread=True, group="profile",
-                            exit_on_error=False)
+        self.app.run_worker(
+            lambda: self._switch(name), thread=True, group="profile", exit_on_error=False
+        )
         self.notify(f"Loading {row.name_}… the status line shows when it is ready.")
         self.app.pop_screen()
 

@@ -27,8 +27,9 @@ def parse_keys(text: str) -> dict[str, str]:
     for part in filter(None, (p.strip() for p in text.split(";"))):
         bid, sep, keys = part.partition("=")
         if not sep or not bid.strip() or not keys.strip():
-            raise ContractError(f"cannot read {part!r} as id=keys",
-                                hint="write e.g. chat.retry=ctrl+r; app.help=f1")
+            raise ContractError(
+                f"cannot read {part!r} as id=keys", hint="write e.g. chat.retry=ctrl+r; app.help=f1"
+            )
         out[bid.strip()] = keys.strip()
     return out
 
@@ -50,11 +51,14 @@ class SettingsScreen(Screen[None]):
         yield Header()
         with VerticalScroll(id="settings-form"):
             yield Label("Theme")
-            yield Select([("dark", "dark"), ("light", "light")], value=s.theme,
-                         allow_blank=False, id="theme")
-            for name, label in (("show_timings", "Show hop timings"),
-                                ("show_inspector", "Show the inspector"),
-                                ("show_sidebar", "Show the sessions sidebar")):
+            yield Select(
+                [("dark", "dark"), ("light", "light")], value=s.theme, allow_blank=False, id="theme"
+            )
+            for name, label in (
+                ("show_timings", "Show hop timings"),
+                ("show_inspector", "Show the inspector"),
+                ("show_sidebar", "Show the sessions sidebar"),
+            ):
                 with Horizontal(classes="switch-row"):
                     yield Switch(getattr(s, name), id=name)
                     yield Label(label)
@@ -75,8 +79,7 @@ class SettingsScreen(Screen[None]):
         with Horizontal(classes="switch-row"):
             yield Switch(status.on if status else False, id="experience")
             yield Label("Keep experience on this machine (applies at once)")
-        yield Static(status.describe() if status else "", id="experience-status",
-                     markup=False)
+        yield Static(status.describe() if status else "", id="experience-status", markup=False)
         yield Button("Purge experience", variant="error", id="purge")
 
     def experience_status(self) -> ExperienceStatus | None:
@@ -101,8 +104,10 @@ class SettingsScreen(Screen[None]):
         self.show_experience()
 
     def action_purge(self) -> None:
-        self.app.push_screen(ConfirmScreen("Delete every kept turn and signal? This cannot be "
-                                           "undone.", yes="Purge"), self._purge)
+        self.app.push_screen(
+            ConfirmScreen("Delete every kept turn and signal? This cannot be undone.", yes="Purge"),
+            self._purge,
+        )
 
     def _purge(self, yes: bool | None) -> None:
         if not yes:
@@ -127,15 +132,17 @@ class SettingsScreen(Screen[None]):
     def gather(self) -> Settings:
         current: Settings = self.app.settings  # type: ignore[attr-defined]
         export_dir = self.query_one("#export_dir", Input).value.strip()
-        return current.model_copy(update={
-            "theme": self.query_one("#theme", Select).value,
-            "show_timings": self.query_one("#show_timings", Switch).value,
-            "show_inspector": self.query_one("#show_inspector", Switch).value,
-            "show_sidebar": self.query_one("#show_sidebar", Switch).value,
-            "profile": self.query_one("#profile", Input).value.strip() or None,
-            "export_dir": Path(export_dir) if export_dir else None,
-            "keys": parse_keys(self.query_one("#keys", Input).value),
-        })
+        return current.model_copy(
+            update={
+                "theme": self.query_one("#theme", Select).value,
+                "show_timings": self.query_one("#show_timings", Switch).value,
+                "show_inspector": self.query_one("#show_inspector", Switch).value,
+                "show_sidebar": self.query_one("#show_sidebar", Switch).value,
+                "profile": self.query_one("#profile", Input).value.strip() or None,
+                "export_dir": Path(export_dir) if export_dir else None,
+                "keys": parse_keys(self.query_one("#keys", Input).value),
+            }
+        )
 
     def action_save(self) -> None:
         try:

@@ -55,8 +55,9 @@ def _label(comp: C.Component) -> str:
 class ChoiceOne(Bound, RadioSet):
     def __init__(self, comp: C.Choice) -> None:
         self.component = comp
-        super().__init__(*[RadioButton(o, value=o == comp.value) for o in comp.options],
-                         name=comp.id)
+        super().__init__(
+            *[RadioButton(o, value=o == comp.value) for o in comp.options], name=comp.id
+        )
         self.border_title = _label(comp)
 
     def read(self) -> Any:
@@ -94,9 +95,13 @@ class InputBox(Bound, Vertical):
         unit = f" ({c.unit})" if c.unit else ""
         yield Label(_label(c) + unit)
         kind = "number" if c.kind == "number" else "text"
-        yield Input("" if c.value is None else str(c.value), placeholder=c.placeholder or
-                    ("YYYY-MM-DD" if c.kind == "date" else ""), type=kind, name=c.id,
-                    restrict=r"[0-9-]*" if c.kind == "date" else None)
+        yield Input(
+            "" if c.value is None else str(c.value),
+            placeholder=c.placeholder or ("YYYY-MM-DD" if c.kind == "date" else ""),
+            type=kind,
+            name=c.id,
+            restrict=r"[0-9-]*" if c.kind == "date" else None,
+        )
 
     def read(self) -> Any:
         text = self.query_one(Input).value.strip()
@@ -182,8 +187,10 @@ class TableBox(Bound, Vertical):
         if st["filter"]:
             rows = [r for r in rows if any(st["filter"].lower() in str(x).lower() for x in r)]
         if st["sort"] is not None:
-            rows.sort(key=lambda r: (isinstance(r[st["sort"]], str), r[st["sort"]]),
-                      reverse=st["descending"])
+            rows.sort(
+                key=lambda r: (isinstance(r[st["sort"]], str), r[st["sort"]]),
+                reverse=st["descending"],
+            )
         return rows
 
     def _fill(self) -> None:
@@ -195,8 +202,11 @@ class TableBox(Bound, Vertical):
         if not self.component.sortable:
             return
         same = self.state["sort"] == column
-        self.state = {**self.state, "sort": column,
-                      "descending": not self.state["descending"] if same else False}
+        self.state = {
+            **self.state,
+            "sort": column,
+            "descending": not self.state["descending"] if same else False,
+        }
         self._fill()
 
     def filter(self, text: str) -> None:
@@ -232,8 +242,10 @@ class Checklist(Bound, SelectionList[int]):
 class TabsBox(Bound, TabbedContent):
     def __init__(self, comp: C.Tabs, view: GenUIView) -> None:
         self.component = comp
-        panes = [TabPane(t.label, *[view.build(c) for c in t.components], id=f"ui-tab-{i}")
-                 for i, t in enumerate(comp.tabs)]
+        panes = [
+            TabPane(t.label, *[view.build(c) for c in t.components], id=f"ui-tab-{i}")
+            for i, t in enumerate(comp.tabs)
+        ]
         super().__init__(name=comp.id)
         for pane in panes:  # what ``with TabbedContent(): yield pane`` does in a compose
             self.compose_add_child(pane)
@@ -273,8 +285,13 @@ def chart_text(c: C.Chart, width: int = 30) -> str:
     return "\n".join(lines)
 
 
-CHANGE_EVENTS = (RadioSet.Changed, SelectionList.SelectedChanged, Input.Changed,
-                 Switch.Changed, TabbedContent.TabActivated)
+CHANGE_EVENTS = (
+    RadioSet.Changed,
+    SelectionList.SelectedChanged,
+    Input.Changed,
+    Switch.Changed,
+    TabbedContent.TabActivated,
+)
 
 
 class GenUIView(Vertical):
@@ -304,8 +321,9 @@ class GenUIView(Vertical):
             """The turn that drew the UI (what a ``send`` carries the result of), if known."""
             return self.view.turn_id
 
-    def __init__(self, document: C.Document | None = None, *, title: str = "",
-                 turn_id: str | None = None) -> None:
+    def __init__(
+        self, document: C.Document | None = None, *, title: str = "", turn_id: str | None = None
+    ) -> None:
         super().__init__(classes="genui")
         self.turn_id = turn_id  # set by the message once its turn is committed
         self.title_text = document.title if document else title
@@ -374,8 +392,9 @@ class GenUIView(Vertical):
     # --- state -------------------------------------------------------------------------------
 
     def bound(self) -> dict[str, Bound]:
-        return {w.component.id: w for w in self.query("*") if isinstance(w, Bound)
-                and w.component.binds}
+        return {
+            w.component.id: w for w in self.query("*") if isinstance(w, Bound) and w.component.binds
+        }
 
     def read_state(self) -> dict[str, Any]:
         return {k: w.read() for k, w in self.bound().items()}
@@ -431,8 +450,10 @@ class GenUIView(Vertical):
 
     def on_selection_list_selected_changed(self, event: SelectionList.SelectedChanged) -> None:
         event.stop()
-        self._changed(event.selection_list, "check" if isinstance(event.selection_list,
-                                                                    Checklist) else "change")
+        self._changed(
+            event.selection_list,
+            "check" if isinstance(event.selection_list, Checklist) else "change",
+        )
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
@@ -482,8 +503,9 @@ def _titled(kids: list[Widget], comp: C.Component) -> Widget:
 
 def _plain_text(comp: C.Component) -> str:
     if isinstance(comp, C.ListComponent):
-        return "\n".join((f"{i + 1}. " if comp.ordered else "• ") + t
-                         for i, t in enumerate(comp.items))
+        return "\n".join(
+            (f"{i + 1}. " if comp.ordered else "• ") + t for i, t in enumerate(comp.items)
+        )
     if isinstance(comp, C.Chart):
         return chart_text(comp)
     props = comp.model_dump(exclude={"type", "id"}, exclude_none=True)

@@ -22,8 +22,11 @@ def backend_text(item: TurnItem) -> str:
         return "remote" + (f" ({', '.join(why)})" if why else "")
     if item.failover_reason:
         detail = item.meta.get("failover_detail")
-        return f"local: the remote failed ({item.failover_reason}" + (
-            f": {detail})" if detail else ")") + ", so this turn was answered locally"
+        return (
+            f"local: the remote failed ({item.failover_reason}"
+            + (f": {detail})" if detail else ")")
+            + ", so this turn was answered locally"
+        )
     return "local"
 
 
@@ -50,8 +53,10 @@ def describe(item: TurnItem) -> Text:
     for key, value in item.timings.items():
         out.append(f"  {key:<10} {value:.0f} ms\n")
     out.append("\nSummary\n", style="bold")
-    out.append(f"  {item.summary}\n" if item.summary else "  (not written yet)\n",
-               style="" if item.summary else "dim")
+    out.append(
+        f"  {item.summary}\n" if item.summary else "  (not written yet)\n",
+        style="" if item.summary else "dim",
+    )
     return out
 
 

@@ -38,11 +38,20 @@ def code_blocks(markdown: str) -> list[str]:
 
 def timings_line(item: TurnItem) -> str:
     t, k = item.timings, item.tokens
-    parts = [f"{name} {t[key]:.0f} ms" for name, key in
-             (("route", "route_ms"), ("first token", "ttft_ms"), ("answer", "answer_ms"),
-              ("total", "total_ms")) if key in t]
-    toks = f"{k.get('prompt', 0)} prompt ({k.get('cached', 0)} cached) · " \
-           f"{k.get('completion', 0)} generated"
+    parts = [
+        f"{name} {t[key]:.0f} ms"
+        for name, key in (
+            ("route", "route_ms"),
+            ("first token", "ttft_ms"),
+            ("answer", "answer_ms"),
+            ("total", "total_ms"),
+        )
+        if key in t
+    ]
+    toks = (
+        f"{k.get('prompt', 0)} prompt ({k.get('cached', 0)} cached) · "
+        f"{k.get('completion', 0)} generated"
+    )
     return " · ".join(parts) + " · " + toks
 
 
@@ -101,8 +110,9 @@ class AssistantMessage(Vertical, can_focus=True):
     class Finished(Message):
         """The stream ended: ``item`` when committed, else ``error`` (rolled back)."""
 
-        def __init__(self, widget: AssistantMessage, item: TurnItem | None,
-                     error: Exception | None) -> None:
+        def __init__(
+            self, widget: AssistantMessage, item: TurnItem | None, error: Exception | None
+        ) -> None:
             super().__init__()
             self.widget, self.item, self.error = widget, item, error
 
@@ -130,8 +140,7 @@ class AssistantMessage(Vertical, can_focus=True):
             yield self.ui_view
         else:
             yield Markdown(self.text or None, classes="answer")
-        yield Static(timings_line(self.item) if self.item else "", classes="timings",
-                     markup=False)
+        yield Static(timings_line(self.item) if self.item else "", classes="timings", markup=False)
 
     def _badge_text(self) -> str:
         if self.item is None:

@@ -68,8 +68,11 @@ class PromptInput(TextArea):
             super().action_cursor_up(select)
 
     def action_cursor_down(self, select: bool = False) -> None:
-        if self.cursor_location[0] == self.document.line_count - 1 and not select and \
-                self._at is not None:
+        if (
+            self.cursor_location[0] == self.document.line_count - 1
+            and not select
+            and self._at is not None
+        ):
             self._walk(+1)
         else:
             super().action_cursor_down(select)

@@ -72,13 +72,17 @@ class Sidebar(Vertical):
         return item if isinstance(item, SessionRow) else None
 
     async def show_sessions(self, sessions: list[SessionItem], current: str | None) -> None:
-        rows = [SessionRow(s.id, f"{NOLEARN if s.excluded else ''}{s.title or 'Untitled'}")
-                for s in sessions]
+        rows = [
+            SessionRow(s.id, f"{NOLEARN if s.excluded else ''}{s.title or 'Untitled'}")
+            for s in sessions
+        ]
         await self._fill(rows, next((i for i, s in enumerate(sessions) if s.id == current), None))
 
     async def show_hits(self, hits: list[SearchItem]) -> None:
-        rows = [SessionRow(h.session_id, f"{h.session_title or 'Untitled'}: {h.snippet}",
-                           h.turn_id) for h in hits]
+        rows = [
+            SessionRow(h.session_id, f"{h.session_title or 'Untitled'}: {h.snippet}", h.turn_id)
+            for h in hits
+        ]
         await self._fill(rows, None)
 
     async def _fill(self, rows: list[SessionRow], index: int | None) -> None:

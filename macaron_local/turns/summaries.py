@@ -1,0 +1,114 @@
+"""The summary hop's bookkeeping on the runtime: each committed turn's summary is written in the
+background, a view that needs one waits for it (at most the profile's ``summary_wait_s``), and
+summaries a killed run left unwritten are made at the next start. :class:`Runtime` mixes it in;
+what a summary prompt holds is ``turns/summary.py``'s.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TYPE_CHECKING
+
+from macaron_local.store import TurnRecord, get_turn, pending_summaries, save_summary, summaries
+from macaron_local.turns import adapters as adapter_bindings
+from macaron_local.turns.summary import start_summary
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import sqlite_utils
+
+    from macaron_local.engine import Engine
+    from macaron_local.hcp import Profile
+    from macaron_local.turns.views import View
+
+
+class SummaryHops:
+    """Background summaries of committed turns (one writer thread, one KV slot per label)."""
+
+    engine: Engine
+    profile: Profile
+    bindings: dict[str, adapter_bindings.Binding]
+    tools: Mapping[str, str]
+
+    def db(self) -> sqlite_utils.Database:  # provided by Runtime
+        raise NotImplementedError
+
+    def _init_summaries(self) -> None:
+        self._pending: dict[str, Future[str]] = {}
+        self._pending_lock = threading.Lock()
+        self._summarizer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="summary")
+
+    def _summarize_later(
+        self, record: TurnRecord, view: View, binding: adapter_bindings.Binding
+    ) -> None:
+        stream = start_summary(
+            self.engine,
+            self.profile,
+            adapter=binding.adapter,
+            slot=f"summary:{record.label}",
+            view=view.messages,
+            answer=record.answer,
+        )
+        future = self._summarizer.submit(self._save_summary, record, binding, stream)
+        with self._pending_lock:
+            self._pending[record.id] = future
+
+    def _save_summary(self, record: TurnRecord, binding: adapter_bindings.Binding, stream) -> str:  # noqa: ANN001
+        try:
+            done = stream.result()
+            text = done.text.strip() or record.request[:200]
+            save_summary(
+                self.db(),
+                record.id,
+                label=record.label,
+                text=text,
+                n_tokens=done.n_generated,
+                adapter_revision=binding.revision,
+            )
+            return text
+        finally:
+            with self._pending_lock:
+                self._pending.pop(record.id, None)
+
+    def summary_for(self, turn: TurnRecord, timeout: float | None = None) -> str | None:
+        """A turn's summary: stored, pending (waited for, at most ``timeout`` seconds: then
+        None), or made now (after a restart)."""
+        with self._pending_lock:
+            future = self._pending.get(turn.id)
+        if future is not None:
+            try:
+                return future.result(timeout)
+            except FutureTimeout:
+                return None
+        known = summaries(self.db(), [turn.id])
+        if turn.id in known:
+            return known[turn.id].text
+        binding = self.bindings.get(turn.label) or adapter_bindings.Binding(
+            turn.label, None, "base"
+        )
+        view = [
+            {"role": "system", "content": self.profile.system_prompt(turn.label, self.tools)},
+            {"role": "user", "content": turn.request},
+        ]
+        stream = start_summary(
+            self.engine,
+            self.profile,
+            adapter=binding.adapter,
+            slot=f"summary:{turn.label}",
+            view=view,
+            answer=turn.answer,
+            priority=0,
+        )
+        return self._save_summary(turn, binding, stream)
+
+    def finish_pending(self, timeout: float | None = None) -> None:
+        """Wait for background summaries; also writes those a previous run left undone."""
+        with self._pending_lock:
+            futures = list(self._pending.values())
+        for f in futures:
+            f.result(timeout)
+        for turn_id in pending_summaries(self.db()):
+            self.summary_for(get_turn(self.db(), turn_id))
