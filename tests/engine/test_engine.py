@@ -225,12 +225,12 @@ def test_a_background_prompt_keeps_what_a_request_read_meanwhile(engine: Engine)
     route read the router prompt again (1-1.5 s per turn on 2 cores)."""
     prefix = chat(engine, "Classify this. " + "The river rises every spring. " * 60)
     n = len(engine.tokenize(prefix))
-    bg = engine.generate(prefix, slot="shared", max_tokens=1, priority=BACKGROUND)
+    bg = engine.generate(prefix, slot="warm-up", max_tokens=1, priority=BACKGROUND)
     held = 0
     while not bg.done and not 0 < held < n // 2:  # wait until it is part read
-        held = engine.slots().get("shared", (None, 0))[1]
+        held = engine.slots().get("warm-up", (None, 0))[1]
     assert 0 < held < n // 2, "the background prompt finished before it could be overtaken"
-    ahead = engine.complete(prefix + "Next:", slot="shared", max_tokens=1)
+    ahead = engine.complete(prefix + "Next:", slot="warm-up", max_tokens=1)
     done = bg.result()
     assert ahead.n_reused >= held  # the request went on from the warm-up's part...
     assert done.n_evaluated < n - held  # ...and the warm-up did not read that part again
