@@ -9,7 +9,11 @@ Measured before and after, on the served engine (llama.cpp, greedy): success on 
 paraphrases the user never asked, and the gate's regression suite (routing accuracy on
 ``bench/eval/route_eval.jsonl``, answer NLL on ``summary_turns.jsonl``).
 
-    nice -n 19 python bench/learn.py [--steps 30] [--regression-limit 200] [--out FILE]
+    nice -n 19 python bench/learn.py [--regression-limit 200] [--out FILE]
+        [--steps N] [--lr X] [--replay R] [--dpo-weight W] [--kl K]
+
+Unset training options take ``RefineConfig``'s defaults: the run is what ``macaron refine run``
+does for a user.
 
 Runs in a fresh temporary MACARON_HOME (opt-in on, nothing of yours is touched).
 """
@@ -159,16 +163,14 @@ def served_success(runtime, prompts, keyword_of, adapter=None, max_tokens=40) ->
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--regression-limit", type=int, default=200)
     ap.add_argument("--out", type=Path, default=None)
-    # gentler than RefineConfig's defaults: at lr 1e-3, replay 0.5 and DPO weight 1 the update
-    # learned the facts (0% -> 90%) but regressed routing, and the gate refused it. Replay 2
-    # (5 of every 8 rows from the label's own data, equal shares per kind) is the first setting
-    # the gate promoted; replay 1 learned more (30-95%) but cost 2.2-7.6% answer NLL.
-    ap.add_argument("--lr", type=float, default=5e-4)
-    ap.add_argument("--replay", type=float, default=2.0)
-    ap.add_argument("--dpo-weight", type=float, default=0.5)
+    # Unset: RefineConfig's defaults, i.e. what `macaron refine run` does for a user.
+    ap.add_argument("--steps", type=int)
+    ap.add_argument("--lr", type=float)
+    ap.add_argument("--replay", type=float, help="replay rows per experience row")
+    ap.add_argument("--dpo-weight", type=float)
+    ap.add_argument("--kl", type=float, help="weight of KL(parent || new) on the replay rows")
     args = ap.parse_args()
     home = Path(tempfile.mkdtemp(prefix="macaron-learn-"))
     os.environ["MACARON_HOME"] = str(home)
@@ -211,12 +213,15 @@ def main() -> int:
     t_turns = time.perf_counter() - t0
     before_held = served_success(runtime, held_qs, keyword_of)
     before_train = served_success(runtime, train_qs[:10], keyword_of)
+    given = {
+        "steps": args.steps,
+        "lr": args.lr,
+        "replay_ratio": args.replay,
+        "dpo_weight": args.dpo_weight,
+        "kl_weight": args.kl,
+    }
     cfg = RefineConfig(
-        steps=args.steps,
-        grpo_every=5,
-        lr=args.lr,
-        replay_ratio=args.replay,
-        dpo_weight=args.dpo_weight,
+        **{k: v for k, v in given.items() if v is not None},
         gate=GateConfig(regression_limit=args.regression_limit, check_max_tokens=24),
     )
     t1 = time.perf_counter()
@@ -230,6 +235,7 @@ def main() -> int:
     after_train = served_success(runtime, train_qs[:10], keyword_of, adapter="refined")
     runtime.close()
     result = {
+        "config": cfg.model_dump(exclude={"gate"}),
         "turns": len(train_qs),
         "thumbs_up": ups,
         "corrections": corrections,
@@ -254,6 +260,7 @@ def main() -> int:
         "steps": report.steps,
         "sft_loss": [report.sft_loss[0], report.sft_loss[-1]] if report.sft_loss else [],
         "dpo_loss": [report.dpo_loss[0], report.dpo_loss[-1]] if report.dpo_loss else [],
+        "kl_loss": [report.kl_loss[0], report.kl_loss[-1]] if report.kl_loss else [],
         "grpo_reward": report.reward,
         "seconds": {
             "turns": round(t_turns),

@@ -208,7 +208,8 @@ def print_report(turns: list[dict[str, Any]], facts: dict[str, Any]) -> None:
         f"# bench/turns.py: {facts['profile']} ({facts['profile_hash'][:19]}), "
         f"{facts['model']}, threads gen/batch {facts['threads']}, answer cap "
         f"{facts['answer_tokens'] or 'profile'}, think time {facts['think_s']} s, summary wait "
-        f"{'always' if facts['summary_wait_s'] is None else str(facts['summary_wait_s']) + ' s'}"
+        f"{'always' if facts['summary_wait_s'] is None else str(facts['summary_wait_s']) + ' s'}, "
+        f"router prompt at start: {facts['router_prefix']}"
     )
     print(
         "\n| turn | label | route | latency s | route % | summary wait % | overhead % "
@@ -286,13 +287,23 @@ def main(argv: list[str] | None = None) -> int:
         help="override the profile's [memory] summary_wait_s (seconds a view waits "
         "for a summary before it shows a provisional note); -1: wait always",
     )
+    ap.add_argument(
+        "--first-start",
+        action="store_true",
+        help="ignore router prefixes saved by earlier starts (the first start on a machine)",
+    )
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     from macaron_local.turns.pipeline import Runtime
 
     with tempfile.TemporaryDirectory(prefix="bench-turns-") as tmp:
+        if args.first_start:  # saved prefixes live under the cache folder: use an empty one
+            from macaron_local import paths
+
+            paths.cache_dir = lambda: Path(tmp) / "cache"  # type: ignore[assignment]
         rt = Runtime.open(args.profile, db_path=Path(tmp) / "bench.db")
+        held = rt.engine.slots().get("route", (None, 0))[1]
         try:
             if args.answer_tokens:
                 rt.profile = _capped(rt.profile, args.answer_tokens)
@@ -311,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
                 "answer_tokens": args.answer_tokens,
                 "think_s": args.think,
                 "summary_wait_s": rt.profile.memory.summary_wait_s,
+                "router_prefix": f"restored from disk ({held} tokens)" if held else "read anew",
             }
             print("running the conversation...", file=sys.stderr, flush=True)
             turns = run_conversation(rt, args.answer_tokens, args.think)

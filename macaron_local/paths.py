@@ -33,7 +33,8 @@ def data_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """Caches that can be deleted at any time (verified checksums, downloads in progress)."""
+    """Caches that can be deleted at any time (verified checksums, downloads in progress, saved
+    KV prefixes in kv/)."""
     home = _home()
     return home / "cache" if home else Path(platformdirs.user_cache_dir(APP))
 

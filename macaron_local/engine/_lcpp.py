@@ -192,7 +192,10 @@ def seq_save(ctx, seq: int):  # noqa: ANN001, ANN201 - a ctypes byte buffer
 
 
 def seq_restore(ctx, seq: int, buf) -> bool:  # noqa: ANN001
-    """Load a state saved by :func:`seq_save` into ``seq``; False when it did not fit."""
+    """Load a state saved by :func:`seq_save` (or its bytes) into ``seq``; False when it did not
+    fit or llama.cpp rejected it."""
+    if isinstance(buf, bytes):
+        buf = (ctypes.c_uint8 * len(buf)).from_buffer_copy(buf)
     return bool(lib().llama_state_seq_set_data(ctx, buf, len(buf), seq))
 
 

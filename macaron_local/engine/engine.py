@@ -11,6 +11,7 @@ Must not: know about turns, profiles or the store (hops call it with prompts).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from macaron_local.engine import _lcpp
+from macaron_local.engine import _lcpp, prefix_cache
 from macaron_local.engine.gguf_model import ModelInfo, inspect_model
 from macaron_local.engine.grammar import validate_gbnf
 from macaron_local.engine.lora_io import check_lora, read_lora
@@ -41,6 +42,8 @@ from macaron_local.errors import (
 )
 
 __all__ = ["BACKGROUND", "INTERACTIVE", "Engine", "EngineConfig"]
+
+log = logging.getLogger(__name__)
 
 # Prompt tokens a background job (a summary) evaluates between yields: an interactive request
 # waits for at most one chunk. 64 cost turns ~0.3 s each on one core (4.3 s over bench/turns.py).
@@ -321,6 +324,75 @@ class Engine:
     def complete(self, prompt: str | Sequence[int], **kw: object) -> Completion:
         """Run a request to the end and return its :class:`Completion`."""
         return self.generate(prompt, **kw).result()  # type: ignore[arg-type]
+
+    def prefill(
+        self,
+        prompt: str | Sequence[int],
+        *,
+        adapter: str | None = None,
+        slot: str,
+        cache_dir: Path | None = None,
+    ) -> Stream | None:
+        """Get ``slot`` holding ``prompt`` under ``adapter`` before anyone asks for it.
+
+        With ``cache_dir``, a prefix saved there by an earlier start is restored (a few ms) and
+        None is returned. Otherwise the prompt is read in the background (the returned
+        :class:`Stream`) and, with ``cache_dir``, saved there once read.
+        """
+        tokens = self.tokenize(prompt) if isinstance(prompt, str) else list(prompt)
+        self._require(adapter)
+        path = None
+        if cache_dir is not None:
+            path = cache_dir / f"{prefix_cache.key(self._kv_identity(adapter), tokens)}.kv"
+            if self._worker.call(lambda: self._restore_prefix(path, slot, adapter, tokens)):
+                return None
+        stream = self.generate(
+            tokens, adapter=adapter, slot=slot, max_tokens=1, priority=BACKGROUND
+        )
+        if path is not None:  # queued behind the read (same priority, later): runs once it is done
+            self._worker.submit(
+                lambda _: self._save_prefix(path, slot, adapter, tokens), BACKGROUND
+            )
+        return stream
+
+    def _kv_identity(self, adapter: str | None) -> tuple[object, ...]:
+        """Everything a slot's KV values depend on besides its tokens."""
+        from importlib.metadata import version
+
+        info = self._adapters[adapter][0] if adapter else None
+        return (
+            version("llama-cpp-python"),
+            self.base_sha256 or prefix_cache.file_id(self.info.path),
+            prefix_cache.file_id(info.path) if info else None,
+            info.scale if info else None,
+            self.config.kv_type,
+            self.config.flash_attn,
+            self.config.n_gpu_layers,
+        )
+
+    def _restore_prefix(self, path: Path, key: str, adapter: str | None, tokens: list[int]) -> bool:
+        saved = prefix_cache.read(path)
+        if saved is None or saved[0][: len(tokens)] != tokens:
+            return False
+        slot = self._slots.get(key, adapter)
+        self._slots.enter(slot)
+        self._slots.wipe(slot)
+        if not _lcpp.seq_restore(self._ctx, SEQ, saved[1]):
+            self._slots.wipe(slot)
+            return False
+        slot.tokens[:] = saved[0]
+        return True
+
+    def _save_prefix(self, path: Path, key: str, adapter: str | None, tokens: list[int]) -> Job:
+        slot = self._slots.get(key, adapter)
+        if slot.tokens[: len(tokens)] == tokens:  # not when the read was cancelled
+            self._slots.enter(slot)
+            try:
+                prefix_cache.write(path, slot.tokens, bytes(_lcpp.seq_save(self._ctx, SEQ)))
+            except OSError as exc:
+                log.warning("could not save the prefix of slot %s to %s: %s", key, path, exc)
+        return
+        yield  # pragma: no cover - makes this a generator
 
     def eval_logits(
         self, tokens: Sequence[int], *, adapter: str | None = None, all_positions: bool = False

@@ -155,13 +155,21 @@ def loss_on_targets(
     With ``prefix_len`` > 0 the first ``prefix_len`` tokens (identical in every row, no target
     among them or right after them) run once for the whole batch.
     """
+    logits = target_logits(model, tokens, targets, bf16, prefix_len)
+    return F.cross_entropy(
+        logits.float(), tokens[:, prefix_len + 1 :][targets[:, prefix_len + 1 :]]
+    )
+
+
+def target_logits(
+    model: Any, tokens: torch.Tensor, targets: torch.Tensor, bf16: bool, prefix_len: int = 0
+) -> torch.Tensor:
+    """The logits that predict each target token, (number of targets, vocab), in row order."""
     prefix = tokens[0, :prefix_len] if prefix_len else None
     tokens, targets = tokens[:, prefix_len:], targets[:, prefix_len:]
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
         hidden = model.hidden(tokens, prefix=prefix)
-        sel = targets[:, 1:]
-        logits = model.logits(hidden[:, :-1][sel])
-    return F.cross_entropy(logits.float(), tokens[:, 1:][sel])
+        return model.logits(hidden[:, :-1][targets[:, 1:]])
 
 
 def lr_at(step: int, cfg: TrainConfig, total: int) -> float:

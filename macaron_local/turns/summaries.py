@@ -11,6 +11,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING
 
+from macaron_local.engine import BACKGROUND, INTERACTIVE
 from macaron_local.store import TurnRecord, get_turn, pending_summaries, save_summary, summaries
 from macaron_local.turns import adapters as adapter_bindings
 from macaron_local.turns.summary import start_summary
@@ -52,9 +53,7 @@ class SummaryHops:
             view=view.messages,
             answer=record.answer,
         )
-        future = self._summarizer.submit(self._save_summary, record, binding, stream)
-        with self._pending_lock:
-            self._pending[record.id] = future
+        self._track(record.id, record, binding, stream)
 
     def _save_summary(self, record: TurnRecord, binding: adapter_bindings.Binding, stream) -> str:  # noqa: ANN001
         try:
@@ -74,18 +73,22 @@ class SummaryHops:
                 self._pending.pop(record.id, None)
 
     def summary_for(self, turn: TurnRecord, timeout: float | None = None) -> str | None:
-        """A turn's summary: stored, pending (waited for, at most ``timeout`` seconds: then
-        None), or made now (after a restart)."""
+        """A turn's summary: stored, pending, or made now (a turn a killed run left without one).
+        Waits at most ``timeout`` seconds for a pending or new one (then None: it goes on in the
+        background); with no timeout a new one is made at interactive priority."""
         with self._pending_lock:
             future = self._pending.get(turn.id)
-        if future is not None:
-            try:
-                return future.result(timeout)
-            except FutureTimeout:
-                return None
-        known = summaries(self.db(), [turn.id])
-        if turn.id in known:
-            return known[turn.id].text
+        if future is None:
+            known = summaries(self.db(), [turn.id])
+            if turn.id in known:
+                return known[turn.id].text
+            future = self._summarize_orphan(turn, urgent=timeout is None)
+        try:
+            return future.result(timeout)
+        except FutureTimeout:
+            return None
+
+    def _summarize_orphan(self, turn: TurnRecord, *, urgent: bool) -> Future[str]:
         binding = self.bindings.get(turn.label) or adapter_bindings.Binding(
             turn.label, None, "base"
         )
@@ -100,9 +103,20 @@ class SummaryHops:
             slot=f"summary:{turn.label}",
             view=view,
             answer=turn.answer,
-            priority=0,
+            priority=INTERACTIVE if urgent else BACKGROUND,
         )
-        return self._save_summary(turn, binding, stream)
+        if urgent:  # on this thread: the summarizer may be busy with the ones it has queued
+            done: Future[str] = Future()
+            done.set_result(self._save_summary(turn, binding, stream))
+            return done
+        return self._track(turn.id, turn, binding, stream)
+
+    def _track(self, turn_id: str, *args: object) -> Future[str]:
+        """Queue ``_save_summary(*args)`` on the writer and register it as pending; the lock keeps
+        the job from ending (and unregistering) before it is registered."""
+        with self._pending_lock:
+            future = self._pending[turn_id] = self._summarizer.submit(self._save_summary, *args)
+        return future
 
     def finish_pending(self, timeout: float | None = None) -> None:
         """Wait for background summaries; also writes those a previous run left undone."""

@@ -50,7 +50,7 @@ def route_rows(stats: dict[str, object]) -> list[dict[str, str]]:
     # Contrasting pairs, API-style phrasings and mixed intents: the cases routers get wrong.
     hard = [
         row
-        for name in ("route_hard", "route_api", "route_mixed")
+        for name in ("route_hard", "route_api", "route_mixed", "route_implied")
         for row in read_labelled(SRC / f"{name}.txt")
     ]
     hard_texts = {text for _, text in hard}

@@ -136,6 +136,30 @@ def test_invalid_grammar_raises_before_running(engine: Engine) -> None:
     assert engine.complete("hi", max_tokens=2).n_prompt > 0  # still alive
 
 
+def test_each_grammar_is_checked_once_per_engine(engine: Engine, monkeypatch) -> None:  # noqa: ANN001
+    """Building llama.cpp's grammar sampler to validate costs up to ~100 ms for the GenUI
+    grammar; the router's and the UI's grammars are the same turn after turn."""
+    import macaron_local.engine.engine as engine_module
+
+    calls: list[str] = []
+    real = engine_module.validate_gbnf
+
+    def counting(gbnf: str, **kw: object) -> None:
+        calls.append(gbnf)
+        real(gbnf, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine_module, "validate_gbnf", counting)
+    grammar = 'root ::= "yes" | "no" | "maybe"'
+    for _ in range(3):
+        engine.check_grammar(grammar)
+    assert calls == [grammar]
+    bad = 'root ::= "open'
+    for _ in range(2):  # a rejected grammar is not remembered as good
+        with pytest.raises(GrammarError):
+            engine.check_grammar(bad)
+    assert calls == [grammar, bad, bad]
+
+
 def test_cancel_between_tokens(engine: Engine) -> None:
     stream = engine.generate(chat(engine, "Write a long story about a dragon."), max_tokens=200)
     pieces = []
@@ -295,3 +319,49 @@ def test_tokenizing_while_the_engine_closes_is_an_error_not_a_crash(model_path) 
     with pytest.raises(EngineError, match="closed"):
         eng.tokenize("hello")
     assert all("closed" in str(e) for e in errors)
+
+
+def test_prefill_saves_the_prefix_and_a_later_start_restores_it(engine: Engine, tmp_path) -> None:  # noqa: ANN001
+    """The router's fixed prompt is read once per machine, not once per start: the first
+    prefill reads it in the background and saves it; the next restores it, and a request on
+    that slot then reads only its own tokens and answers exactly as from a fresh read."""
+    prefix = chat(engine, "Route this. " + "Labels are chat, agent, code and interface. " * 20)
+    n = len(engine.tokenize(prefix))
+    cache = tmp_path / "kv"
+    fresh = engine.complete(prefix + "Request: hello", slot="fresh", adapter="a", max_tokens=6)
+    stream = engine.prefill(prefix, adapter="a", slot="router", cache_dir=cache)
+    assert stream is not None and stream.result().n_evaluated == n
+    engine.slots()  # the save job queued behind the read has run
+    assert len(list(cache.glob("*.kv"))) == 1
+    engine.reset()  # a new start: no slot holds anything
+    assert engine.prefill(prefix, adapter="a", slot="router", cache_dir=cache) is None
+    assert engine.slots()["router"] == ("a", n)
+    again = engine.complete(prefix + "Request: hello", slot="router", adapter="a", max_tokens=6)
+    whole, head = engine.tokenize(prefix + "Request: hello"), engine.tokenize(prefix)
+    shared = 0
+    while shared < n and whole[shared] == head[shared]:
+        shared += 1
+    assert again.n_reused == shared  # only the request's own tokens were read
+    assert again.tokens == fresh.tokens
+    # another adapter (or another prompt) has its own file: nothing is restored across them
+    assert engine.prefill(prefix, adapter="b", slot="router-b", cache_dir=cache) is not None
+
+
+def test_a_corrupt_saved_prefix_is_ignored_and_replaced(engine: Engine, tmp_path, caplog) -> None:  # noqa: ANN001
+    prefix = chat(engine, "Route this. " + "Short prompt for the cache. " * 10)
+    cache = tmp_path / "kv"
+    engine.prefill(prefix, slot="c", cache_dir=cache).result()  # type: ignore[union-attr]
+    engine.slots()
+    (path,) = cache.glob("*.kv")
+    data = bytearray(path.read_bytes())
+    data[-100] ^= 0xFF  # one flipped bit of KV would route wrongly forever: the checksum catches it
+    path.write_bytes(bytes(data))
+    engine.reset()
+    with caplog.at_level("WARNING"):
+        stream = engine.prefill(prefix, slot="c", cache_dir=cache)
+    assert stream is not None, "a corrupt file must not be restored"
+    assert "checksum mismatch" in caplog.text
+    stream.result()
+    engine.slots()
+    engine.reset()
+    assert engine.prefill(prefix, slot="c", cache_dir=cache) is None  # rewritten, good again

@@ -11,6 +11,7 @@ from macaron_local.store import branch, export_session, import_session, summarie
 from macaron_local.turns.adapters import Binding
 from macaron_local.turns.pipeline import Runtime
 from macaron_local.turns.views import summary_note
+from tests.conftest import macaron_home
 
 
 def test_auto_route_answers_and_records_everything(runtime: Runtime) -> None:
@@ -195,3 +196,49 @@ def test_a_summary_past_the_profiles_wait_is_a_provisional_note(runtime: Runtime
     view = runtime._view("L2", branch(runtime.db(), s.id), "and one more?")
     assert summary_note(get_turn(runtime.db(), first.turn), real) in view.messages
     assert not any("(provisional)" in m["content"] for m in view.messages)
+
+
+def test_a_later_start_restores_the_routers_prompt_from_disk(
+    runtime: Runtime, runtime_home
+) -> None:  # noqa: ANN001
+    """The first start reads the router's fixed prompt (~2 s on 2 cores) and saves it under
+    the cache folder; later starts restore it before the first message can arrive."""
+    import time
+
+    from macaron_local.turns.route import ROUTE_SLOT, route_messages
+
+    saved = runtime_home / "cache" / "kv"
+    deadline = time.monotonic() + 120
+    while not list(saved.glob("*.kv")) and time.monotonic() < deadline:
+        time.sleep(0.2)  # the first start's background read and save
+    assert list(saved.glob("*.kv"))
+    runtime.engine.reset()  # as at a new start: no slot holds anything
+    with macaron_home(runtime_home):
+        runtime._warm_router()
+    prompt = runtime.engine.render_chat(route_messages(runtime.profile, "", runtime.tools))
+    held = runtime.engine.slots()[ROUTE_SLOT][1]
+    assert held == len(runtime.engine.tokenize(prompt))  # at once, not chunk by chunk
+
+
+def test_a_turn_left_without_a_summary_is_waited_for_only_as_long_as_the_profile_says(
+    runtime: Runtime,
+) -> None:
+    """A turn a killed run left without its summary gets one made at the next start. A view
+    that needs it waits at most ``summary_wait_s`` like for any other (it used to be made on the
+    spot at interactive priority, whatever the wait), and it is written in the background."""
+    s = runtime.new_session()
+    first = runtime.run_turn(s.id, "My sister is visiting on Friday.", label="L0")
+    runtime.finish_pending()
+    runtime.db().execute("DELETE FROM summaries WHERE turn_id = ?", [first.turn])
+    runtime.db().conn.commit()
+    turn = next(t for t in branch(runtime.db(), s.id) if t.id == first.turn)
+    gate = threading.Event()
+    blocker = runtime._summarizer.submit(gate.wait, 60)  # the writer is busy
+    try:
+        assert runtime.summary_for(turn, timeout=0.0) is None  # no wait past the profile's
+        assert first.turn in runtime._pending  # queued, not dropped
+    finally:
+        gate.set()
+        blocker.result()
+    runtime.finish_pending()
+    assert summaries(runtime.db(), [first.turn])[first.turn].text
