@@ -144,8 +144,7 @@ class Engine:
                 _lcpp.free_model(self._model)  # also frees the adapters (and the vocabulary)
                 self._ctx = None
 
-        self._worker.call(free)
-        self._worker.close()
+        self._worker.close(final=free)
 
     def __enter__(self) -> Engine:
         return self

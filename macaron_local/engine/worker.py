@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
-from macaron_local.errors import EngineError
+from macaron_local.errors import CancelledError, EngineError
 
 INTERACTIVE = 0
 BACKGROUND = 10
@@ -95,6 +95,7 @@ class Worker:
         self._count = itertools.count()
         self._cv = threading.Condition()
         self._closed = False
+        self._final: Callable[[], None] | None = None
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
@@ -132,16 +133,24 @@ class Worker:
             with self._cv:
                 while not self._heap and not self._closed:
                     self._cv.wait()
-                if self._closed and not self._heap:
-                    return
+                if self._closed:
+                    dropped, self._heap = self._heap, []
+                    break
                 priority, order, job, stream = heapq.heappop(self._heap)
             self._step(priority, order, job, stream)
+        for _, _, job, stream in dropped:  # their cleanup runs while llama.cpp is still alive
+            try:
+                job.close()
+            finally:
+                stream._finish(error=CancelledError("the engine closed before this finished"))
+        if self._final is not None:
+            self._final()
 
     def _step(self, priority: int, order: int, job: Job, stream: Stream) -> None:
         try:
             while True:
                 next(job)
-                if self._urgent_waiting(priority):
+                if self._closed or self._urgent_waiting(priority):
                     with self._cv:  # park: keep its place among equals
                         heapq.heappush(self._heap, (priority, order, job, stream))
                     return
@@ -150,9 +159,16 @@ class Worker:
         except BaseException as exc:  # delivered to the caller, never kills the worker
             stream._finish(error=exc)
 
-    def close(self, timeout: float = 30.0) -> None:
+    def close(self, timeout: float = 30.0, final: Callable[[], None] | None = None) -> None:
+        """Stop: no new jobs; the running one stops at its next step, and it and the queued
+        ones end cancelled (their generators closed on this thread). Then ``final`` runs on the
+        worker thread as its very last act: the engine frees llama.cpp there, so no job can
+        touch a freed context (a parked warm-up resumed after the free segfaulted)."""
         with self._cv:
+            if self._closed:
+                return
             self._closed = True
+            self._final = final
             for _, _, _, stream in self._heap:
                 stream.cancel()
             self._cv.notify_all()

@@ -292,6 +292,44 @@ def test_ban_first_forbids_only_the_first_token(engine: Engine) -> None:
     assert again.tokens == free.tokens
 
 
+CLOSE_MID_BACKGROUND = """
+import sys, time
+from macaron_local.engine import BACKGROUND, Engine, EngineConfig
+eng = Engine(sys.argv[1], EngineConfig(n_ctx=1024))
+for _ in range(5):  # a warm-up and the job queued behind it, both cut off by close()
+    prompt = "Route this. " + "The river rises every spring. " * 60
+    bg = eng.prefill(prompt, slot="router", cache_dir=None)
+    queued = eng.generate(prompt + " Again.", slot="other", max_tokens=4, priority=BACKGROUND)
+    while not 0 < eng.slots().get("router", (None, 0))[1]:
+        pass
+    eng.close()
+    for stream in (bg, queued):
+        assert stream.done
+    eng = Engine(sys.argv[1], EngineConfig(n_ctx=1024))
+eng.close()
+print("ok")
+"""
+
+
+def test_closing_while_background_work_is_queued_does_not_crash(model_path) -> None:  # noqa: ANN001
+    """close() used to free llama.cpp from an interactive job while a parked background job
+    (the router's warm-up) was still queued; the worker then resumed it on the freed context
+    and the process died with SIGSEGV (``macaron route --file bad.jsonl`` exits at once).
+    Now queued jobs are dropped and cancelled first, and the free is the worker's last act.
+    In a subprocess: a segfault must fail this test, not kill the test run."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", CLOSE_MID_BACKGROUND, str(model_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok"
+
+
 def test_tokenizing_while_the_engine_closes_is_an_error_not_a_crash(model_path) -> None:  # noqa: ANN001
     """Callers tokenize on their own threads; close() frees the vocabulary on the worker thread.
     A turn still counting tokens while the app quits used to segfault the process."""
