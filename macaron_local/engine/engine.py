@@ -342,8 +342,13 @@ class Engine:
         self._require(adapter)
         path = None
         if cache_dir is not None:
-            path = cache_dir / f"{prefix_cache.key(self._kv_identity(adapter), tokens)}.kv"
-            if self._worker.call(lambda: self._restore_prefix(path, slot, adapter, tokens)):
+            try:
+                path = cache_dir / f"{prefix_cache.key(self._kv_identity(adapter), tokens)}.kv"
+            except OSError as exc:  # a weights file gone since it was loaded: no caching
+                log.warning("not saving the prefix of slot %s: %s", slot, exc)
+            if path is not None and self._worker.call(
+                lambda: self._restore_prefix(path, slot, adapter, tokens)
+            ):
                 return None
         stream = self.generate(
             tokens, adapter=adapter, slot=slot, max_tokens=1, priority=BACKGROUND

@@ -11,6 +11,7 @@ ignored with a warning and replaced by the next save: it is a cache, never a sou
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -68,7 +69,8 @@ def read(path: Path) -> tuple[list[int], bytes] | None:
     except ValueError as exc:
         log.warning("ignoring the saved prefix %s: %s", path, exc)
         return None
-    os.utime(path)  # most recently used: kept longest by _trim
+    with contextlib.suppress(OSError):  # a read-only cache still restores
+        os.utime(path)  # most recently used: kept longest by _trim
     return tokens, state
 
 

@@ -9,6 +9,7 @@ checked between tokens.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import queue
@@ -139,10 +140,9 @@ class Worker:
                 priority, order, job, stream = heapq.heappop(self._heap)
             self._step(priority, order, job, stream)
         for _, _, job, stream in dropped:  # their cleanup runs while llama.cpp is still alive
-            try:
+            with contextlib.suppress(Exception):  # one failing cleanup must not skip the free
                 job.close()
-            finally:
-                stream._finish(error=CancelledError("the engine closed before this finished"))
+            stream._finish(error=CancelledError("the engine closed before this finished"))
         if self._final is not None:
             self._final()
 

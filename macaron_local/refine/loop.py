@@ -37,7 +37,6 @@ from macaron_local.refine.lora import LoraConfig, attach_lora, detach_lora, expo
 from macaron_local.refine.train import (
     collate,
     encode_all,
-    loss_on_targets,
     shared_prefix,
     target_logits,
 )
@@ -254,40 +253,51 @@ def _by_prompt(batch: Sequence[Encoded]) -> Iterator[tuple[list[Encoded], float]
         yield items, sum(e.n_targets for e in items) / total
 
 
-def sft_loss(model: Any, batch: Sequence[Encoded], bf16: bool) -> torch.Tensor:
-    """Target-token cross-entropy, batched by system prompt (shared prefix), token-weighted."""
-    loss = torch.zeros(())
-    for items, share in _by_prompt(batch):
-        tokens, targets = collate(items)
-        loss = loss + share * loss_on_targets(model, tokens, targets, bf16, shared_prefix(items))
-    return loss
-
-
-def kl_to_parent(
+def sft_loss(
     model: Any,
     batch: Sequence[Encoded],
-    params: Sequence[torch.nn.Parameter],
-    parent: Sequence[torch.Tensor],
     bf16: bool,
-) -> torch.Tensor:
-    """Mean KL(parent || current) per answer token of ``batch``; ``parent`` holds the values
-    ``params`` had when the run started (swapped in for a no-grad forward)."""
-    loss = torch.zeros(())
+    anchor: tuple[Sequence[torch.nn.Parameter], Sequence[torch.Tensor]] | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Target-token cross-entropy, batched by system prompt (shared prefix), token-weighted.
+
+    With ``anchor`` (the trained parameters and the values they had when the run started) also
+    the mean KL(start || current) per target token, from the same logits plus one no-grad pass
+    with the starting values swapped in. Returns (cross-entropy, KL or None).
+    """
+    ce, kl = torch.zeros(()), torch.zeros(()) if anchor else None
     for items, share in _by_prompt(batch):
         tokens, targets = collate(items)
         p = shared_prefix(items)
-        now = [q.data for q in params]
-        try:
-            for q, old in zip(params, parent, strict=True):
-                q.data = old
-            with torch.no_grad():
-                ref = F.log_softmax(target_logits(model, tokens, targets, bf16, p).float(), -1)
-        finally:
-            for q, cur in zip(params, now, strict=True):
-                q.data = cur
-        cur = F.log_softmax(target_logits(model, tokens, targets, bf16, p).float(), -1)
-        loss = loss + share * (ref.exp() * (ref - cur)).sum(-1).mean()
-    return loss
+        logits = target_logits(model, tokens, targets, bf16, p).float()
+        ce = ce + share * F.cross_entropy(logits, tokens[:, p + 1 :][targets[:, p + 1 :]])
+        if anchor:
+            ref = _start_logprobs(model, tokens, targets, bf16, p, *anchor)
+            cur = F.log_softmax(logits, -1)
+            kl = kl + share * (ref.exp() * (ref - cur)).sum(-1).mean()
+    return ce, kl
+
+
+def _start_logprobs(
+    model: Any,
+    tokens: torch.Tensor,
+    targets: torch.Tensor,
+    bf16: bool,
+    prefix_len: int,
+    params: Sequence[torch.nn.Parameter],
+    start: Sequence[torch.Tensor],
+) -> torch.Tensor:
+    now = [q.data for q in params]
+    try:
+        for q, old in zip(params, start, strict=True):
+            q.data = old
+        with torch.no_grad():
+            return F.log_softmax(
+                target_logits(model, tokens, targets, bf16, prefix_len).float(), -1
+            )
+    finally:
+        for q, cur in zip(params, now, strict=True):
+            q.data = cur
 
 
 def _lr(step: int, cfg: RefineConfig) -> float:
@@ -509,11 +519,16 @@ def _train(
         loss = torch.zeros(())
         if exp:
             again = [rng.choice(replay) for _ in range(cfg.batch_size - n_exp)] if replay else []
-            part = sft_loss(model, [rng.choice(exp) for _ in range(n_exp)] + again, cfg.bf16)
+            rows = [rng.choice(exp) for _ in range(n_exp)]
+            part, _ = sft_loss(model, rows, cfg.bf16)
+            if again:  # one forward serves the replay rows' cross-entropy and their KL anchor
+                anchor = (params, parent) if parent is not None else None
+                ce, kl = sft_loss(model, again, cfg.bf16, anchor)
+                n_e, n_r = (sum(e.n_targets for e in b) for b in (rows, again))
+                part = (n_e * part + n_r * ce) / (n_e + n_r)
+                if kl is not None:
+                    loss, st.kl = loss + cfg.kl_weight * kl, [*st.kl, round(kl.item(), 5)]
             loss, st.sft = loss + part, [*st.sft, round(part.item(), 5)]
-            if parent is not None and again:
-                part = kl_to_parent(model, again, params, parent, cfg.bf16)
-                loss, st.kl = loss + cfg.kl_weight * part, [*st.kl, round(part.item(), 5)]
         if chosen and cfg.dpo_weight > 0:
             idx = [rng.randrange(len(chosen)) for _ in range(min(cfg.dpo_batch, len(chosen)))]
             pc = seq_logprobs(model, [chosen[i] for i in idx], bf16=cfg.bf16)

@@ -403,3 +403,18 @@ def test_a_corrupt_saved_prefix_is_ignored_and_replaced(engine: Engine, tmp_path
     engine.slots()
     engine.reset()
     assert engine.prefill(prefix, slot="c", cache_dir=cache) is None  # rewritten, good again
+
+
+def test_a_saved_prefix_in_a_read_only_cache_still_restores(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """Reading marks the file most recently used (the folder keeps the 8 newest); when the
+    cache cannot be touched the file is still read, not thrown away."""
+    from macaron_local.engine import prefix_cache
+
+    path = tmp_path / "kv" / "p.kv"
+    prefix_cache.write(path, [1, 2, 3], b"state bytes")
+
+    def refuse(*_: object, **__: object) -> None:
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(prefix_cache.os, "utime", refuse)
+    assert prefix_cache.read(path) == ([1, 2, 3], b"state bytes")

@@ -103,13 +103,13 @@ def test_batches_cover_every_example_each_epoch() -> None:
     assert [next(again) for _ in range(13)] == epoch
 
 
-def test_kl_to_parent_is_zero_at_the_start_and_grows_as_the_adapter_moves(model, tokenizer) -> None:  # noqa: ANN001
+def test_kl_anchor_is_zero_at_the_start_and_grows_as_the_adapter_moves(model, tokenizer) -> None:  # noqa: ANN001
     """The refine loop's anchor on replay rows: KL(starting revision || current) over answer
     tokens. It is 0 while nothing has moved, positive after, its gradient pulls the moved
     weights back, and the weights are the current ones again after the call."""
     import torch
 
-    from macaron_local.refine.loop import kl_to_parent
+    from macaron_local.refine.loop import sft_loss
     from macaron_local.refine.lora import LoraConfig, attach_lora
     from macaron_local.refine.train import encode_all
 
@@ -120,17 +120,19 @@ def test_kl_to_parent_is_zero_at_the_start_and_grows_as_the_adapter_moves(model,
             p.add_(0.01 * torch.randn(p.shape, generator=torch.Generator().manual_seed(1)))
     parent = [p.detach().clone() for p in params]
     batch = encode_all(tokenizer, [CHAT], 256)
-    assert abs(kl_to_parent(model, batch, params, parent, bf16=False).item()) < 1e-6
+    assert abs(sft_loss(model, batch, False, (params, parent))[1].item()) < 1e-6
     with torch.no_grad():
         for p in params:
             p.add_(0.2)
     moved = [p.detach().clone() for p in params]
-    kl = kl_to_parent(model, batch, params, parent, bf16=False)
+    ce, kl = sft_loss(model, batch, False, (params, parent))
     assert kl.item() > 1e-4
+    plain, none = sft_loss(model, batch, False)  # the anchor adds a term, the CE is the same
+    assert none is None and torch.allclose(plain, ce)
     assert all(torch.equal(p, m) for p, m in zip(params, moved, strict=True))
     kl.backward()
     norm = torch.sqrt(sum((p.grad**2).sum() for p in params))
     with torch.no_grad():  # a small step down the gradient brings the adapter back towards it
         for p in params:
             p.sub_(0.01 * p.grad / norm)
-    assert kl_to_parent(model, batch, params, parent, bf16=False).item() < kl.item()
+    assert sft_loss(model, batch, False, (params, parent))[1].item() < kl.item()
