@@ -192,6 +192,10 @@ class Remote(_Frozen):
     heavy: HeavyRules = HeavyRules()
     connect_timeout_s: Annotated[float, Strict(), Field(gt=0, le=600)] = 5.0
     read_timeout_s: Annotated[float, Strict(), Field(gt=0, le=3600)] = 120.0
+    # one answer as a whole: from the request to its end marker (a slow drip of pieces, each
+    # inside read_timeout_s, is cut here), and the bytes it may take on the wire
+    total_timeout_s: Annotated[float, Strict(), Field(gt=0, le=86400)] = 600.0
+    max_response_bytes: Annotated[int, Strict(), Field(ge=4096, le=1 << 30)] = 8 << 20
 
     def resolved_endpoint(self, environ: Mapping[str, str]) -> str | None:
         """The URL to call: the profile's ``endpoint``, else the ``endpoint_env`` variable."""

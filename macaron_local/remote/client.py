@@ -5,6 +5,12 @@ the ``X-Conversation-Id`` header, the bearer key, TLS verification (always on), 
 timeouts, ``Retry-After`` on 429 up to a cap, and health probes (``/health``, then
 ``/v1/models``). Every way the remote can fail becomes one :class:`RemoteFailure` with a short
 ``reason`` code the caller records and fails over on.
+
+Every answer is bounded: the bytes read (``max_response_bytes``, counted as they arrive, so one
+endless line cannot fill memory), the answer's token budget (no more pieces, usage tokens or
+text than ``max_tokens`` allows) and a total deadline (``total_timeout_s``, from the request to
+the end marker, so a slow drip of pieces each inside the read timeout still ends). Past a bound
+the answer is a ``RemoteFailure``: the caller fails over and keeps none of it.
 Must not: decide which turns go remote, touch the engine or the store, or put the key in an
 error message (errors carry the host, the status and a clipped body, never headers).
 """
@@ -57,7 +63,13 @@ REASONS = (
     "bad_request",  # any other HTTP 4xx (e.g. an unknown model name)
     "stream_broken",  # the stream died midway, or ended without its end marker
     "bad_response",  # a reply that is not the OpenAI shape
+    "oversized",  # more bytes than max_response_bytes, or an answer past its token budget
 )
+
+# No vocabulary we serve has a token longer than this many bytes of text (SmolLM2's longest is
+# 16; the widest BPE vocabularies stay under 128): an answer of n tokens is at most n times it.
+MAX_TOKEN_BYTES = 256
+ERROR_BODY_BYTES = 16_384  # what is read of an error reply (it is clipped to 200 characters)
 
 
 @dataclass
@@ -99,6 +111,8 @@ class RemoteClient:
         api_key: SecretStr | None = None,
         connect_timeout_s: float = 5.0,
         read_timeout_s: float = 120.0,
+        total_timeout_s: float = 600.0,
+        max_response_bytes: int = 8 << 20,
         retry_after_cap_s: float = 10.0,
         rate_retries: int = 2,
         transport: httpx.BaseTransport | None = None,
@@ -106,6 +120,8 @@ class RemoteClient:
         self.root = api_root(endpoint)
         self.retry_after_cap_s = retry_after_cap_s
         self.rate_retries = rate_retries
+        self.total_timeout_s = total_timeout_s
+        self.max_response_bytes = max_response_bytes
         self._key = api_key
         timeout = httpx.Timeout(read_timeout_s, connect=connect_timeout_s, pool=connect_timeout_s)
         self._http = httpx.Client(
@@ -138,7 +154,9 @@ class RemoteClient:
         on_wait: Callable[[float], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> RemoteCompletion:
-        """Run one chat completion; raises :class:`RemoteFailure` or :class:`CancelledError`."""
+        """Run one chat completion; raises :class:`RemoteFailure` or :class:`CancelledError`.
+
+        The whole call, Retry-After waits included, ends by ``total_timeout_s``."""
         body = {
             "model": request.model,
             "messages": [dict(m) for m in request.messages],
@@ -146,15 +164,16 @@ class RemoteClient:
             "stream": stream,
             **request.sampling,
         }
+        bound = _Bound(self.host, request.max_tokens, self.max_response_bytes, self.total_timeout_s)
         for attempt in range(self.rate_retries + 1):
             try:
-                return self._once(body, request, stream, on_text, cancel)
+                return self._once(body, request, stream, on_text, cancel, bound)
             except RemoteFailure as exc:
                 wait = exc.retry_after
                 last = attempt == self.rate_retries
                 if exc.reason != "rate_limited" or wait is None or wait > self.retry_after_cap_s:
                     raise
-                if last:
+                if last or wait > bound.left():
                     raise RemoteFailure(
                         "rate_limited", f"{exc} (still busy after {attempt + 1} tries)"
                     ) from None
@@ -173,10 +192,11 @@ class RemoteClient:
         stream: bool,
         on_text: OnText | None,
         cancel: threading.Event | None,
+        bound: _Bound,
     ) -> RemoteCompletion:
         started = time.perf_counter()
         headers = self._headers(request.conversation_id)
-        with _translated(self.host, in_body=False):
+        with self._translated(in_body=False):
             resp = self._http.send(
                 self._http.build_request(
                     "POST", "/v1/chat/completions", json=body, headers=headers
@@ -184,28 +204,31 @@ class RemoteClient:
                 stream=True,
             )
         try:
-            with _translated(self.host, in_body=False):
+            with self._translated(in_body=False):
                 _check_status(resp, self.host)
             done = RemoteCompletion(model=request.model)
-            with _translated(self.host, in_body=True):
+            with self._translated(in_body=True):
                 if stream:
-                    self._read_stream(resp, done, started, on_text, cancel)
+                    self._read_stream(resp, done, started, on_text, cancel, bound)
                 else:
-                    self._read_whole(resp, done, on_text)
+                    self._read_whole(resp, done, on_text, bound)
             done.total_s = time.perf_counter() - started
             return done
         finally:
             resp.close()
 
-    def _read_whole(self, resp: httpx.Response, done: RemoteCompletion, on_text: OnText | None):  # noqa: ANN202
+    def _read_whole(
+        self, resp: httpx.Response, done: RemoteCompletion, on_text: OnText | None, bound: _Bound
+    ) -> None:
         try:
-            data = json.loads(resp.read())
+            data = json.loads(b"".join(bound.chunks(resp.iter_bytes())))
             choice = data["choices"][0]
             done.text = choice["message"]["content"] or ""
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise RemoteFailure("bad_response", f"{self.host}: not a chat completion") from exc
         done.finish_reason = choice.get("finish_reason") or "stop"
         _usage(done, data.get("usage"))
+        bound.answer(done.text, 1, done.n_completion)
         done.ttft_s = resp.elapsed.total_seconds()
         if on_text and done.text:
             on_text(done.text)
@@ -217,17 +240,21 @@ class RemoteClient:
         started: float,
         on_text: OnText | None,
         cancel: threading.Event | None,
+        bound: _Bound,
     ) -> None:
         pieces: list[str] = []
-        finished = False
-        for event in _sse_events(resp.iter_lines()):
+        size, finished = 0, False
+        for event in _sse_events(_lines(bound.chunks(resp.iter_bytes()))):
             if cancel is not None and cancel.is_set():
                 raise CancelledError("the remote answer was cancelled")
             if event == "[DONE]":
                 finished = True
                 break
             piece, reason, usage = _chunk(event, self.host)
+            _usage(done, usage)
             if piece:
+                size += len(piece.encode("utf-8"))
+                bound.answer_size(size, len(pieces) + 1, done.n_completion)
                 if not pieces:
                     done.ttft_s = time.perf_counter() - started
                 pieces.append(piece)
@@ -235,7 +262,7 @@ class RemoteClient:
                     on_text(piece)
             if reason:
                 done.finish_reason = reason
-            _usage(done, usage)
+        bound.answer_size(size, len(pieces), done.n_completion)
         done.text = "".join(pieces)
         if not finished and not done.finish_reason:
             raise RemoteFailure(
@@ -243,6 +270,9 @@ class RemoteClient:
             )
         done.finish_reason = done.finish_reason or "stop"
         done.n_completion = done.n_completion or len(pieces)
+
+    def _translated(self, *, in_body: bool) -> _Translated:
+        return _Translated(self.host, in_body=in_body)
 
     # --- health -------------------------------------------------------------------------
 
@@ -252,7 +282,7 @@ class RemoteClient:
         last: RemoteFailure | None = None
         for path in ("/health", "/v1/models"):
             try:
-                with _translated(self.host, in_body=False):
+                with self._translated(in_body=False):
                     resp = self._http.get(path, headers=self._headers(), timeout=timeout)
                     if resp.status_code == 404 and path == "/health":
                         continue  # not every server has /health; /v1/models decides
@@ -266,7 +296,7 @@ class RemoteClient:
 
     def models(self) -> list[str]:
         """The model names the server lists (``/v1/models``)."""
-        with _translated(self.host, in_body=False):
+        with self._translated(in_body=False):
             resp = self._http.get("/v1/models", headers=self._headers())
             _check_status(resp, self.host)
         try:
@@ -275,7 +305,55 @@ class RemoteClient:
             raise RemoteFailure("bad_response", f"{self.host}: /v1/models is not a list") from exc
 
 
-class _translated:
+class _Bound:
+    """The bounds of one answer: bytes read, its token budget, and a total deadline."""
+
+    def __init__(self, host: str, max_tokens: int, max_bytes: int, total_s: float) -> None:
+        self.host, self.max_tokens = host, max_tokens
+        self.max_bytes, self.total_s = max_bytes, total_s
+        self.deadline = time.monotonic() + total_s
+        self.read = 0
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def chunks(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        """Pass ``chunks`` on, counting their bytes and watching the clock as each arrives."""
+        for chunk in chunks:
+            self.read += len(chunk)
+            if self.read > self.max_bytes:
+                raise RemoteFailure(
+                    "oversized",
+                    f"{self.host}: the reply passed {self.max_bytes} bytes "
+                    "(the profile's [remote] max_response_bytes)",
+                )
+            self.check_time()
+            yield chunk
+
+    def check_time(self) -> None:
+        if self.left() < 0:
+            raise RemoteFailure(
+                "timeout",
+                f"{self.host}: the answer did not finish within {self.total_s:g} s "
+                "(the profile's [remote] total_timeout_s)",
+            )
+
+    def answer(self, text: str, pieces: int, usage_tokens: int) -> None:
+        self.answer_size(len(text.encode("utf-8")), pieces, usage_tokens)
+
+    def answer_size(self, size: int, pieces: int, usage_tokens: int) -> None:
+        """An answer past its token budget: more pieces or usage tokens, or more text than
+        ``max_tokens`` tokens can hold."""
+        n = self.max_tokens
+        if pieces > n or usage_tokens > n or size > n * MAX_TOKEN_BYTES:
+            raise RemoteFailure(
+                "oversized",
+                f"{self.host}: the answer ran past its budget of {n} tokens "
+                f"({pieces} pieces, {size} bytes so far)",
+            )
+
+
+class _Translated:
     """Turn httpx's exceptions into RemoteFailure with a reason code (a context manager)."""
 
     def __init__(self, host: str, *, in_body: bool) -> None:
@@ -324,7 +402,7 @@ def _check_status(resp: httpx.Response, host: str) -> None:
     code = resp.status_code
     if code < 400:
         return
-    detail = _clip(resp.read().decode("utf-8", "replace"))
+    detail = _clip(_head(resp, ERROR_BODY_BYTES).decode("utf-8", "replace"))
     msg = f"{host}: HTTP {code}" + (f": {detail}" if detail else "")
     if code == 429:
         raise RemoteFailure("rate_limited", msg, retry_after=retry_after(resp.headers))
@@ -333,6 +411,16 @@ def _check_status(resp: httpx.Response, host: str) -> None:
             "unauthorized", msg, hint="run `macaron remote login` or set MACARON_REMOTE_API_KEY"
         )
     raise RemoteFailure("server_error" if code >= 500 else "bad_request", msg)
+
+
+def _head(resp: httpx.Response, limit: int) -> bytes:
+    """At most ``limit`` bytes of the body (an error page can be as large as it likes)."""
+    out = b""
+    for chunk in resp.iter_bytes():
+        out += chunk
+        if len(out) >= limit:
+            break
+    return out[:limit]
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
@@ -349,6 +437,22 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def _lines(chunks: Iterator[bytes]) -> Iterator[str]:
+    """The lines of a byte stream (``\\n`` or ``\\r\\n``); only the new chunk is searched."""
+    parts: list[bytes] = []
+    for chunk in chunks:
+        *whole, rest = chunk.split(b"\n")
+        if whole:
+            whole[0] = b"".join([*parts, whole[0]])
+            parts = []
+            for line in whole:
+                yield line.rstrip(b"\r").decode("utf-8", "replace")
+        if rest:
+            parts.append(rest)
+    if parts:
+        yield b"".join(parts).rstrip(b"\r").decode("utf-8", "replace")
 
 
 def _sse_events(lines: Iterator[str]) -> Iterator[str]:

@@ -121,7 +121,7 @@ class RemoteHook:
         self.clock = clock
         self._lock = threading.Lock()
         self._client: RemoteClient | None = None
-        self._client_key: tuple[str, str] | None = None
+        self._client_key: tuple[str, str, Any] | None = None
         self.health: Health | None = None
 
     # --- plan ---------------------------------------------------------------------------
@@ -256,18 +256,20 @@ class RemoteHook:
         """The client for ``endpoint`` with the key resolved now (a new key: a new client)."""
         found = secrets.resolve_api_key(self.api_key, environ=self.environ)
         key = found.value if found else None
-        ident = (endpoint, key.get_secret_value() if key else "")
+        rem = self.profile.remote  # a reloaded profile with other limits: a new client
+        ident = (endpoint, key.get_secret_value() if key else "", rem)
         with self._lock:
             if self._client is None or self._client_key != ident:
                 same_endpoint = self._client_key is not None and self._client_key[0] == endpoint
                 if self._client is not None:
                     self._client.close()
-                rem = self.profile.remote
                 self._client = RemoteClient(
                     endpoint,
                     api_key=key,
                     connect_timeout_s=rem.connect_timeout_s,
                     read_timeout_s=rem.read_timeout_s,
+                    total_timeout_s=rem.total_timeout_s,
+                    max_response_bytes=rem.max_response_bytes,
                     retry_after_cap_s=self.retry_after_cap_s,
                 )
                 self._client_key = ident

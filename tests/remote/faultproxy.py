@@ -2,7 +2,11 @@
 
 Faults: ``drop`` (forward N SSE events, then reset the connection), ``stall`` (forward N events,
 then send nothing more), ``status`` (answer an HTTP status such as 500 or 429 + Retry-After
-without asking the server), ``refuse`` (stop listening: connections are refused). It records
+without asking the server), ``refuse`` (stop listening: connections are refused), and the hostile
+streams a real server never sends on purpose: ``flood`` (one SSE event of ``size`` bytes),
+``pieces`` (``size`` one-character pieces, then the end marker), ``drip`` (a piece every
+``interval_s`` seconds, never ending) and ``echo_auth`` (a 401 whose body echoes the request's
+``Authorization`` header, as many gateways answer a wrong key). It records
 every request it sees (method, path, headers, JSON body) so tests can check what was sent.
 Used by tests/remote and bench/failover.py; binds 127.0.0.1 only.
 """
@@ -26,6 +30,8 @@ class Fault:
     retry_after: str | None = None
     after_events: int = 3  # drop/stall: SSE "data:" events forwarded before the fault
     times: int | None = None  # requests the fault applies to (None: until cleared)
+    size: int = 0  # flood: bytes of the one event; pieces: how many
+    interval_s: float = 0.05  # drip: seconds between pieces
 
 
 @dataclass
@@ -121,6 +127,18 @@ class FaultProxy:
                 writer.write(_status_response(fault))
                 await writer.drain()
                 return
+            if fault.kind == "echo_auth":
+                writer.write(_echo_auth(headers.get("authorization", "")))
+                await writer.drain()
+                return
+            if fault.kind in HOSTILE:
+                streamed = (_json(body) or {}).get("stream", True)
+                if streamed or fault.kind == "drip":
+                    await HOSTILE[fault.kind](fault, writer)
+                else:  # the same answer as one JSON body
+                    writer.write(_whole("3" * fault.size, fault.size))
+                    await writer.drain()
+                return
             await self._forward(method, path, lines[1:], body, fault, reader, writer)
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
@@ -180,6 +198,65 @@ def _status_response(fault: Fault) -> bytes:
     head = (
         f"HTTP/1.1 {fault.status} {reason}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(payload)}\r\n{extra}Connection: close\r\n\r\n"
+    )
+    return head.encode("latin-1") + payload
+
+
+SSE_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+
+
+def _event(text: str) -> bytes:
+    choice = {"index": 0, "delta": {"content": text}}
+    data = {"object": "chat.completion.chunk", "choices": [choice]}
+    return b"data: " + json.dumps(data).encode() + b"\n\n"
+
+
+async def _flood(fault: Fault, writer: asyncio.StreamWriter) -> None:
+    writer.write(SSE_HEAD + _event("3" * fault.size) + b"data: [DONE]\n\n")
+    await writer.drain()
+
+
+async def _pieces(fault: Fault, writer: asyncio.StreamWriter) -> None:
+    writer.write(SSE_HEAD)
+    for _ in range(fault.size):
+        writer.write(_event("3"))
+        await writer.drain()
+    writer.write(b"data: [DONE]\n\n")
+    await writer.drain()
+
+
+async def _drip(fault: Fault, writer: asyncio.StreamWriter) -> None:
+    writer.write(SSE_HEAD)
+    while not writer.transport.is_closing():
+        writer.write(_event("3"))
+        await writer.drain()
+        await asyncio.sleep(fault.interval_s)
+
+
+def _whole(text: str, n_tokens: int) -> bytes:
+    data = {
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": n_tokens},
+    }
+    payload = json.dumps(data).encode()
+    head = (
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode("latin-1") + payload
+
+
+HOSTILE = {"flood": _flood, "pieces": _pieces, "drip": _drip}
+
+
+def _echo_auth(authorization: str) -> bytes:
+    payload = json.dumps(
+        {"error": {"message": f"Incorrect API key provided: {authorization}", "code": 401}}
+    ).encode()
+    head = (
+        "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
     )
     return head.encode("latin-1") + payload
 
