@@ -11,6 +11,8 @@ endless line cannot fill memory), the answer's token budget (no more pieces, usa
 text than ``max_tokens`` allows) and a total deadline (``total_timeout_s``, from the request to
 the end marker, so a slow drip of pieces each inside the read timeout still ends). Past a bound
 the answer is a ``RemoteFailure``: the caller fails over and keeps none of it.
+Every error text that leaves the client is scrubbed of the key and of anything that looks like
+a bearer token (servers echo them in 401 bodies), so no notice, record, log or export holds one.
 Must not: decide which turns go remote, touch the engine or the store, or put the key in an
 error message (errors carry the host, the status and a clipped body, never headers).
 """
@@ -18,6 +20,7 @@ error message (errors carry the host, the status and a clipped body, never heade
 from __future__ import annotations
 
 import json
+import re
 import ssl
 import threading
 import time
@@ -272,7 +275,12 @@ class RemoteClient:
         done.n_completion = done.n_completion or len(pieces)
 
     def _translated(self, *, in_body: bool) -> _Translated:
-        return _Translated(self.host, in_body=in_body)
+        return _Translated(self.host, in_body=in_body, scrub=self.scrub)
+
+    def scrub(self, text: str) -> str:
+        """``text`` without this client's key or anything that looks like a bearer token."""
+        key = self._key.get_secret_value() if self._key is not None else ""
+        return scrub(text, key)
 
     # --- health -------------------------------------------------------------------------
 
@@ -354,16 +362,20 @@ class _Bound:
 
 
 class _Translated:
-    """Turn httpx's exceptions into RemoteFailure with a reason code (a context manager)."""
+    """Turn httpx's exceptions into RemoteFailure with a reason code, and scrub every
+    RemoteFailure's text on its way out (a context manager)."""
 
-    def __init__(self, host: str, *, in_body: bool) -> None:
-        self.host, self.in_body = host, in_body
+    def __init__(self, host: str, *, in_body: bool, scrub: Callable[[str], str]) -> None:
+        self.host, self.in_body, self.scrub = host, in_body, scrub
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> bool:
-        if exc is None or isinstance(exc, RemoteFailure | CancelledError):
+        if exc is None or isinstance(exc, CancelledError):
+            return False
+        if isinstance(exc, RemoteFailure):
+            exc.args = (self.scrub(exc.message),)
             return False
         if isinstance(exc, httpx.TimeoutException):
             what = "connecting" if isinstance(exc, httpx.ConnectTimeout) else "waiting for data"
@@ -376,6 +388,22 @@ class _Translated:
                 reason, f"{self.host}: connection lost ({type(exc).__name__})"
             ) from exc
         return False
+
+
+_BEARER = re.compile(r"(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/=-]{4,}")
+_KEYISH = re.compile(r"\bsk-[A-Za-z0-9_*-]{8,}")  # the OpenAI shape, echoed clipped or whole
+_WORD = re.compile(r"[A-Za-z0-9._~+/=-]{12,}")
+REDACTED = "[redacted]"
+
+
+def scrub(text: str, key: str = "") -> str:
+    """``text`` with the key, any piece of it 12 characters or longer (a clipped echo), and
+    anything shaped like a bearer token or an API key replaced by ``[redacted]``."""
+    if key:
+        text = text.replace(key, REDACTED)
+        text = _WORD.sub(lambda m: REDACTED if m.group(0) in key else m.group(0), text)
+    text = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+    return _KEYISH.sub(REDACTED, text)
 
 
 def _connect_failure(host: str, exc: httpx.ConnectError) -> RemoteFailure:

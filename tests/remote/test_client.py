@@ -13,6 +13,7 @@ import pytest
 from pydantic import SecretStr
 
 from macaron_local.remote import ChatRequest, RemoteClient, RemoteFailure
+from macaron_local.remote.client import scrub
 from tests.remote.faultproxy import Fault, FaultProxy, free_port
 from tests.remote.venti import SERVED, Venti
 
@@ -146,3 +147,32 @@ def test_tls_is_verified(self_signed_tls: int) -> None:
     with pytest.raises(RemoteFailure) as err:
         client.chat(_request())
     assert err.value.reason == "tls"
+
+
+def test_a_key_the_server_echoes_is_scrubbed(proxy: FaultProxy, venti: Venti) -> None:
+    proxy.set(Fault("echo_auth"))
+    with pytest.raises(RemoteFailure) as err:
+        _client(proxy.url, venti.api_key).chat(_request())
+    assert err.value.reason == "unauthorized"
+    assert "Incorrect API key provided: Bearer [redacted]" in str(err.value)
+    assert venti.api_key not in str(err.value)
+
+
+KEY = "mk-test-0123456789abcdef0123"
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (f"Incorrect API key provided: Bearer {KEY}", "Incorrect API key provided: Bearer"),
+        (f"invalid key {KEY[:14]}****{KEY[-4:]}", "invalid key"),  # a clipped echo
+        ("authorization: bearer abcdefgh12345678 refused", "refused"),  # a token not ours
+        ("Incorrect API key provided: sk-proj-abc1******wxyz", "Incorrect API key provided:"),
+        ("HTTP 503: Macaron-V1-Venti is overloaded, retry", "Macaron-V1-Venti is overloaded"),
+    ],
+)
+def test_scrub_removes_keys_and_token_shapes(text: str, kept: str) -> None:
+    out = scrub(text, KEY)
+    assert kept in out and KEY[:14] not in out and "abcdefgh12345678" not in out
+    assert "sk-proj" not in out
+    assert ("[redacted]" in out) == (out != text)

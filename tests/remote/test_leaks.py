@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,4 +76,50 @@ def test_a_planted_key_is_never_written(
     assert (logs / "macaron.log").stat().st_size > 0
     leaked = [str(p) for p in files if key.encode() in p.read_bytes()]
     assert leaked == []
+    assert key not in caplog.text
+
+
+def test_a_key_the_remote_echoes_is_scrubbed_everywhere(
+    runtime: Runtime,
+    runtime_home: Path,
+    proxy: FaultProxy,
+    venti: Venti,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A 401 body "Incorrect API key provided: Bearer <key>" (as many gateways answer) reaches
+    the notice, the turn record, the exports, the log, the CLI's output and ``--json`` only
+    with the key replaced."""
+    key = venti.api_key
+    monkeypatch.setenv("MACARON_HOME", str(runtime_home))
+    monkeypatch.setenv("MACARON_REMOTE_URL", proxy.url)
+    monkeypatch.setenv("MACARON_REMOTE_API_KEY", key)
+    caplog.set_level(logging.DEBUG)
+    proxy.set(Fault("echo_auth"))
+    notices: list[object] = []
+    s = runtime.new_session("echo")
+    turn = runtime.run_turn(s.id, "Write hello world in C.", label="L2", on_notice=notices.append)
+    runtime.finish_pending()
+    assert proxy.requests[-1].headers["authorization"] == f"Bearer {key}"  # the echo had it
+    detail = turn.meta["failover_detail"]
+    assert turn.meta["failover_reason"] == "unauthorized"
+    assert "Incorrect API key provided: Bearer [redacted]" in detail and key not in detail
+    assert notices and all(key not in str(n) for n in notices)
+    db = runtime.db()
+    for fmt in ("json", "markdown"):
+        assert key not in export_session(db, s.id, fmt)
+    cli = subprocess.run(
+        [str(Path(sys.executable).with_name("macaron")), "ask", "--profile", "test-hybrid"]
+        + ["--label", "L2", "--json", "Write hello world in Go."],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert cli.returncode == 0, cli.stderr
+    record = json.loads(cli.stdout)
+    assert record["failover_reason"] == "unauthorized" and "[redacted]" in cli.stderr
+    assert key not in cli.stdout and key not in cli.stderr
+    stored = [p for p in runtime_home.rglob("*") if p.is_file()]
+    assert [str(p) for p in stored if key.encode() in p.read_bytes()] == []
     assert key not in caplog.text
