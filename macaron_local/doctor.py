@@ -2,8 +2,8 @@
 
 Owns the checks (CPU features and the llama.cpp build, including the AMX build that crashes on
 some VMs, GPU offload, the profile in force, the base and adapter files and their hashes, the
-keyring backend, the data folders, the remote endpoint) and their report. Every problem comes
-with the command that fixes it. Must not: load model weights, change anything, or reach any
+keyring backend, the data folders, the remote endpoint, whether the REPL's OS sandbox starts)
+and their report. Every problem comes with the command that fixes it. Must not: load model weights, change anything, or reach any
 network address except the remote endpoint the profile configures.
 """
 
@@ -304,6 +304,34 @@ def remote_checks(timeout: float = 3.0) -> Iterator[Check]:
     yield Check("remote", endpoint, level, f"reachable (HTTP {r.status_code} from /models)", fix)
 
 
+def sandbox_checks() -> Iterator[Check]:
+    """Whether L1's REPL gets its OS sandbox here; without one the REPL is off."""
+    from macaron_local.agent import boundary
+
+    profile = _PROFILE.get("profile")
+    if profile is not None and profile.repl.isolation == "in-process":
+        yield Check(
+            "sandbox",
+            "REPL",
+            "warn",
+            "in-process mode ([repl] isolation = 'in-process'): model-written code is confined "
+            "by rlimits, a network namespace and an audit hook only, not by the OS sandbox",
+            "remove `isolation` from the profile's [repl] section",
+        )
+        return
+    found = boundary.status()
+    if found.available:
+        yield Check("sandbox", "REPL", "ok", found.detail)
+    else:
+        yield Check(
+            "sandbox",
+            "REPL",
+            "warn",
+            f"off: {found.detail}; L1 can only make one tool call per step",
+            found.fix,
+        )
+
+
 def run_checks(profile: str | None = None, **llama_kw: object) -> list[Check]:
     _PROFILE.clear()
     out = [Check("python", "interpreter", "info", f"{sys.version.split()[0]} at {sys.executable}")]
@@ -314,7 +342,18 @@ def run_checks(profile: str | None = None, **llama_kw: object) -> list[Check]:
     out += list(keyring_checks())
     out += list(folder_checks())
     out += list(remote_checks())
-    order = ["python", "cpu", "llama.cpp", "profile", "models", "secrets", "folders", "remote"]
+    out += list(sandbox_checks())
+    order = [
+        "python",
+        "cpu",
+        "llama.cpp",
+        "profile",
+        "models",
+        "secrets",
+        "folders",
+        "remote",
+        "sandbox",
+    ]
     return sorted(out, key=lambda c: order.index(c.section))
 
 

@@ -1,11 +1,14 @@
-"""The REPL child process: confines itself, then executes code blocks in one namespace.
+"""The REPL child process: executes code blocks in one namespace, inside the host's sandbox.
 
-Run as ``[unshare --net --] python -I -m macaron_local.agent.child`` (the host adds the
-network namespace). The first line on stdin is the ``init``
-message (policy, tool names, promoted tools). The child moves its protocol to private file
-descriptors, points fds 0/1 at /dev/null, sets its limits, installs the
-audit guard and only then runs model-written code. Tools are proxies whose calls are sent to
-the host as JSON lines; the host answers each one before the block goes on.
+Started by the host (``boundary.py``) as ``python -I -S -c ...`` inside bubblewrap, already
+confined; it imports only this module and ``sandbox.py``. The first line on stdin is the
+``init`` message (policy, tool names, promoted tools, the key its "ready" must carry). The
+child moves its protocol to private file descriptors, points fds 0/1 at /dev/null, installs the
+audit guard (the second layer) and only then runs model-written code. Each block's "done"
+carries the key the host sent with it. SIGINT is ignored between blocks and raises
+``KeyboardInterrupt`` inside one: the host's watchdog uses it to stop a block over its limits.
+Tools are proxies whose calls are sent to the host as JSON lines; the host answers each one
+before the block goes on.
 
 Standard library only; must never import the runtime (engine, store, pydantic).
 """
@@ -18,7 +21,7 @@ import io
 import json
 import linecache
 import os
-import resource
+import signal
 import sys
 from typing import Any
 
@@ -179,6 +182,7 @@ class Repl:
         saved = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = out
         status, value, tail = "ok", None, ""
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             body, last = self.compile_block(code)
             exec(body, self.ns)
@@ -189,6 +193,7 @@ class Repl:
         except BaseException as exc:  # noqa: BLE001 - SystemExit and MemoryError come back too
             status, tail = "error", _one_line(exc)
         finally:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             sys.stdout, sys.stderr = saved
         return self._result(out, tail, status, value if want_json else None)
 
@@ -206,14 +211,12 @@ class Repl:
             json.dumps(value)
         except (TypeError, ValueError):
             value = repr(value)
-        rusage = resource.getrusage(resource.RUSAGE_SELF)
         return {
             "op": "done",
             "output": text,
             "status": status,
             "truncated": truncated,
             "value": value,
-            "cpu": rusage.ru_utime + rusage.ru_stime,
         }
 
 
@@ -235,8 +238,8 @@ def main() -> None:
     chan = _private_channel()
     init = chan.recv()
     policy = sandbox.SandboxPolicy(**init["policy"])
-    isolation = init.get("isolation", "audit-hook")
-    sandbox.apply_limits(policy)
+    sandbox.apply_limits(policy, set_by_host=bool(init.get("limits_set")))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the host's interrupt only stops a block
     repl = Repl(chan, policy.output_chars)
     repl.bind_tools(init.get("tools", {}))
     sandbox.install_guard(policy)
@@ -246,14 +249,17 @@ def main() -> None:
             repl.define_promoted(tool["name"], tool["source"])
         except Exception as exc:  # noqa: BLE001 - reported to the host, never fatal
             failed.append({"name": tool["name"], "error": _one_line(exc)})
-    chan.send({"op": "ready", "isolation": isolation, "failed": failed})
+    chan.send({"op": "ready", "failed": failed, "nonce": init.pop("nonce", "")})
+    del init
     while True:
         msg = chan.recv()
-        if msg.get("op") == "exec":
-            chan.send(repl.run(msg["code"]))
-        elif msg.get("op") == "eval_json":
-            chan.send(repl.run(msg["code"], want_json=True))
-        elif msg.get("op") == "exit":
+        op = msg.get("op")
+        if op in ("exec", "eval_json"):
+            key = msg.pop("nonce", "")
+            done = repl.run(msg.pop("code"), want_json=op == "eval_json")
+            chan.send({**done, "nonce": key})
+            del key
+        elif op == "exit":
             os._exit(0)
 
 

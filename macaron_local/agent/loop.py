@@ -26,6 +26,10 @@ BLOCK_RE = re.compile(r"```(repl|call)[ \t]*\r?\n(.*?)(?:\r?\n)?```", re.S)
 DEFAULT_MAX_STEPS = 8
 CALL_RESULT_CHARS = 8000
 TRUNCATED = "… [truncated]"
+REPL_OFF = (
+    "RuntimeError: the REPL is off on this machine ({why}). Call one tool per step instead:\n"
+    '```call\n{{"tool": "module.function", "args": {{"name": "value"}}}}\n```'
+)
 
 Step = Callable[[list[dict[str, str]]], str]
 
@@ -93,6 +97,7 @@ def run_agent(
     tools: ToolGate | None,
     *,
     max_steps: int = DEFAULT_MAX_STEPS,
+    repl_off: str | None = None,
 ) -> AgentOutcome:
     """Loop the model and the tools until a final answer or ``max_steps`` tool steps."""
     episode = [dict(m) for m in messages]
@@ -110,17 +115,21 @@ def run_agent(
             note = f"(stopped after {max_steps} tool steps without a final answer)"
             return AgentOutcome(note, calls, trips, False, episode)
         kind, body = block
-        result, status = _execute(kind, body, repl, tools)
+        result, status = _execute(kind, body, repl, tools, repl_off)
         calls.append(ToolCall(len(calls), body, result, status, kind))
         episode.append({"role": "assistant", "content": fence(kind, body)})
         episode.append({"role": "tool", "content": result})
 
 
-def _execute(kind: str, body: str, repl: Repl | None, tools: ToolGate | None) -> tuple[str, str]:
+def _execute(
+    kind: str, body: str, repl: Repl | None, tools: ToolGate | None, repl_off: str | None
+) -> tuple[str, str]:
     if kind == "call":
         limit = repl.policy.output_chars if repl else CALL_RESULT_CHARS
         return run_call(body, tools, limit)
     if repl is None:
+        if repl_off:
+            return REPL_OFF.format(why=repl_off), "error"
         return "RuntimeError: no REPL in this session", "error"
     res = repl.run(body)
     return res.output, _status(res.output, res.status)

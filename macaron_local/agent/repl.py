@@ -1,9 +1,12 @@
 """The host side of a session's REPL: one sandboxed child process with a persistent namespace.
 
-Owns the child's life (start, per-step CPU budget, wall-clock kill of its process group,
-restart after a crash), the JSON-lines protocol, and answering the child's tool calls through a
-:class:`~macaron_local.agent.tools.ToolGate`. It must not decide what a tool may do (the gate
-does) nor parse model output (``loop.py`` does).
+Owns the child's life (started by ``boundary.py`` inside the OS sandbox, watched by
+``watchdog.py``, restarted after a crash), the JSON-lines protocol, and answering the child's
+tool calls through a :class:`~macaron_local.agent.tools.ToolGate`. The host trusts nothing the
+child says about itself: a block ends only on a "done" that carries that block's random key (a
+message without it is forged and the child is replaced), and its CPU and wall time are the
+watchdog's measurements. It must not decide what a tool may do (the gate does) nor parse model
+output (``loop.py`` does).
 """
 
 from __future__ import annotations
@@ -11,22 +14,24 @@ from __future__ import annotations
 import json
 import os
 import queue
+import secrets
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, Any
 
-from macaron_local.agent import sandbox
+from macaron_local.agent import boundary
 from macaron_local.agent.sandbox import SandboxPolicy
 from macaron_local.agent.tools import ToolGate, error_reply
+from macaron_local.agent.watchdog import GRACE_S, Watchdog
 from macaron_local.errors import MacaronError
 
 LOST = "the REPL was restarted and every variable was lost"
+KEPT = "the REPL's variables are kept"
 STARTUP_TIMEOUT_S = 20.0
+BACKSTOP_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -53,23 +58,29 @@ class PromotedSource:
 
 
 class _Child:
-    """One running child: the process, a reader thread and the queue of its messages."""
+    """One running child: the process, its watchdog, a reader thread and its messages."""
 
-    def __init__(self, proc: subprocess.Popen[str]) -> None:
-        self.proc = proc
+    def __init__(self, started: boundary.Started) -> None:
+        self.proc, self.pid, self.isolation = started.proc, started.pid, started.isolation
+        self.limits_set = started.limits_set
         self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        self.cpu_used = 0.0
-        assert proc.stdout is not None
+        self.watchdog: Watchdog | None = None
+        assert self.proc.stdout is not None
         threading.Thread(
-            target=self._read, args=(proc.stdout,), daemon=True, name=f"repl-reader-{proc.pid}"
+            target=self._read, args=(self.proc.stdout,), daemon=True, name=f"repl-reader-{self.pid}"
         ).start()
 
     def _read(self, stream: IO[str]) -> None:
-        for line in stream:
-            try:
-                self.inbox.put(json.loads(line))
-            except ValueError:
-                continue  # not protocol; ignore
+        try:
+            for line in stream:
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue  # not protocol; ignore
+                if isinstance(msg, dict):
+                    self.inbox.put(msg)
+        except (OSError, ValueError):
+            pass  # closed under us by kill()
         self.inbox.put(None)
 
     def send(self, msg: dict[str, Any]) -> None:
@@ -77,11 +88,18 @@ class _Child:
         self.proc.stdin.write(json.dumps(msg, default=repr) + "\n")
         self.proc.stdin.flush()
 
+    def signal_kill(self) -> None:
+        """SIGKILL the child's Python (in a sandbox: its PID 1, so the whole sandbox goes)."""
+        for kill, pid in ((os.kill, self.pid), (os.killpg, self.proc.pid)):
+            try:
+                kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
     def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        self.signal_kill()
+        if self.watchdog is not None:
+            self.watchdog.close()
         self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
@@ -148,33 +166,22 @@ class Repl:
 
     def _spawn(self) -> _Child:
         os.makedirs(self.policy.workspace, exist_ok=True)
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "LANG": "C.UTF-8",
-            "HOME": self.policy.workspace,
-            "PYTHONHASHSEED": "0",
-        }
-        prefix = () if self.policy.network else sandbox.netns_prefix()
-        proc = subprocess.Popen(
-            [*prefix, sys.executable, "-I", "-m", "macaron_local.agent.child"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            encoding="utf-8",
-            bufsize=1,
-            cwd=self.policy.workspace,
-            env=env,
-            start_new_session=True,
-            close_fds=True,
-        )
-        child = _Child(proc)
-        isolation = "none" if self.policy.network else sandbox.isolation_name(prefix)
+        off = unavailable(self.policy)
+        if off is not None:
+            raise MacaronError(f"the REPL is off: {off.detail}", hint=off.fix)
+        try:
+            child = _Child(boundary.start(self.policy))
+        except OSError as exc:
+            raise MacaronError(
+                f"the REPL sandbox did not start: {exc}", hint="run `macaron doctor`"
+            ) from None
+        nonce = secrets.token_hex(16)
         child.send(
             {
                 "op": "init",
+                "nonce": nonce,
                 "policy": self.policy.to_dict(),
-                "isolation": isolation,
+                "limits_set": child.limits_set,
                 "tools": self.gate.namespace() if self.gate else {},
                 "promoted": [p.__dict__ for p in (self._promoted() if self._promoted else [])],
             }
@@ -183,13 +190,11 @@ class Repl:
             ready = child.inbox.get(timeout=STARTUP_TIMEOUT_S)
         except queue.Empty:
             ready = None
-        if not ready or ready.get("op") != "ready":
+        if not ready or ready.get("op") != "ready" or ready.get("nonce") != nonce:
             child.kill()
-            raise MacaronError(
-                "the REPL child did not start",
-                hint="check that `python -m macaron_local.agent.child` runs",
-            )
-        self.isolation = ready["isolation"]
+            raise MacaronError("the REPL child did not start", hint="run `macaron doctor`")
+        child.watchdog = Watchdog(child.pid, self.policy, child.signal_kill)
+        self.isolation = child.isolation
         self.startup_failures = ready.get("failed", [])
         for failure in self.startup_failures:
             self._report_failure(failure["name"], failure["error"])
@@ -207,48 +212,85 @@ class Repl:
 
     def _request(self, msg: dict[str, Any]) -> ReplResult:
         with self._lock:
+            note = self._stopped_between_blocks()
             self.start()
             child = self._child
-            assert child is not None
+            assert child is not None and child.watchdog is not None
             started = time.monotonic()
-            sandbox.set_step_cpu_limit(child.proc.pid, child.cpu_used, self.policy.cpu_seconds)
+            nonce = secrets.token_hex(16)  # the block's key: only its own "done" carries it
+            child.watchdog.begin()
             try:
-                child.send(msg)
+                child.send({**msg, "nonce": nonce})
             except (BrokenPipeError, OSError):
                 return self._crashed(child, started)
-            return self._wait(child, started)
+            res = self._wait(child, started, nonce)
+            if note:
+                res = replace(res, output=f"{note}\n{res.output}".rstrip("\n"), restarted=True)
+            return res
 
-    def _wait(self, child: _Child, started: float) -> ReplResult:
-        deadline = started + self.policy.wall_seconds
+    def _stopped_between_blocks(self) -> str | None:
+        """A child that died, or spoke, since its last block is replaced; says why."""
+        child = self._child
+        if child is None:
+            return None
+        spoke = not child.inbox.empty()
+        if child.proc.poll() is None and not spoke:
+            return None
+        reason = (child.watchdog.reason if child.watchdog else None) or (
+            "the REPL sent messages between blocks" if spoke else "the REPL process exited"
+        )
+        child.kill()
+        self._child = None
+        self.restarts += 1
+        return f"(before this block: {reason}, so it was stopped; {LOST})"
+
+    def _wait(self, child: _Child, started: float, nonce: str) -> ReplResult:
+        dog = child.watchdog
+        assert dog is not None
+        # the watchdog stops the block; this backstop only covers a watchdog that could not
+        backstop = started + self.policy.wall_seconds + 2 * GRACE_S + BACKSTOP_S
         while True:
             try:
-                msg = child.inbox.get(timeout=max(0.0, deadline - time.monotonic()))
+                msg = child.inbox.get(timeout=max(0.0, backstop - time.monotonic()))
             except queue.Empty:
-                return self._timed_out(child, started)
+                child.signal_kill()
+                continue
             if msg is None:
                 return self._crashed(child, started)
-            if msg.get("op") == "call":
+            op = msg.get("op")
+            if op == "call":
                 t0 = time.monotonic()
                 self._answer(child, msg)
-                deadline += time.monotonic() - t0  # time spent in the host (confirmations)
-            elif msg.get("op") == "tool_failed":
-                self._report_failure(msg["name"], msg["error"])
-            elif msg.get("op") == "done":
-                child.cpu_used = float(msg.get("cpu", child.cpu_used))
-                return ReplResult(
-                    msg["output"],
-                    msg["status"],
-                    truncated=msg["truncated"],
-                    seconds=time.monotonic() - started,
-                    value=msg.get("value"),
-                )
+                spent = time.monotonic() - t0  # time in the host (confirmations)
+                dog.pause(spent)
+                backstop += spent
+            elif op == "tool_failed":
+                self._report_failure(str(msg.get("name", "")), str(msg.get("error", "")))
+            elif op == "done" and msg.get("nonce") == nonce:
+                return self._finished(msg, dog.end(), started)
+            else:
+                return self._forged(child, started)
+
+    def _finished(self, msg: dict[str, Any], stopped: str | None, started: float) -> ReplResult:
+        output, status = str(msg.get("output", "")), str(msg.get("status", "error"))
+        if stopped is not None:
+            kept = output.removesuffix("KeyboardInterrupt").rstrip("\n")
+            status = "timeout"
+            output = f"{kept}\nTimeoutError: {stopped} and was stopped; {KEPT}".lstrip("\n")
+        return ReplResult(
+            output,
+            status,
+            truncated=bool(msg.get("truncated")),
+            seconds=time.monotonic() - started,
+            value=msg.get("value") if stopped is None else None,
+        )
 
     def _answer(self, child: _Child, msg: dict[str, Any]) -> None:
         if self.gate is None:
             reply = error_reply(NameError(f"no tools in this REPL ({msg.get('tool')})"))
         else:
             reply = self.gate.answer(
-                msg.get("tool", ""), msg.get("args", []), msg.get("kwargs", {})
+                str(msg.get("tool", "")), msg.get("args") or [], msg.get("kwargs") or {}
             )
         try:
             child.send(reply)
@@ -259,23 +301,23 @@ class Repl:
         if self._on_tool_failed is not None:
             self._on_tool_failed(name, error)
 
-    def _timed_out(self, child: _Child, started: float) -> ReplResult:
+    def _forged(self, child: _Child, started: float) -> ReplResult:
         self._replace(child)
-        text = (
-            f"TimeoutError: the block ran longer than {self.policy.wall_seconds:g}s "
-            f"and was stopped; {LOST}"
-        )
-        return ReplResult(text, "timeout", restarted=True, seconds=time.monotonic() - started)
+        text = f"RuntimeError: the REPL sent a message this block did not (forged); {LOST}"
+        return ReplResult(text, "crashed", restarted=True, seconds=time.monotonic() - started)
 
     def _crashed(self, child: _Child, started: float) -> ReplResult:
         child.proc.wait()
         code = child.proc.returncode
+        stopped = child.watchdog.reason if child.watchdog else None
         self._replace(child)
+        cause = (
+            f"RuntimeError: {stopped}; it did not stop when interrupted and was killed"
+            if stopped
+            else _death_cause(code, self.policy)
+        )
         return ReplResult(
-            f"{_death_cause(code, self.policy)}; {LOST}",
-            "crashed",
-            restarted=True,
-            seconds=time.monotonic() - started,
+            f"{cause}; {LOST}", "crashed", restarted=True, seconds=time.monotonic() - started
         )
 
     def _replace(self, child: _Child) -> None:
@@ -285,11 +327,19 @@ class Repl:
         self._child = self._spawn()
 
 
+def unavailable(policy: SandboxPolicy) -> boundary.Status | None:
+    """Why a REPL with ``policy`` cannot start here (None: it can)."""
+    if policy.isolation == "in-process":
+        return None
+    found = boundary.status()
+    return None if found.available else found
+
+
 def _death_cause(code: int | None, policy: SandboxPolicy) -> str:
-    if code == -signal.SIGXCPU or code == -signal.SIGKILL:
+    if code == -signal.SIGKILL:
         return (
-            f"RuntimeError: the REPL process was killed (CPU limit of "
-            f"{policy.cpu_seconds:g}s per block, or memory limit of {policy.memory_mb} MB)"
+            f"RuntimeError: the REPL process was killed (memory limit of {policy.memory_mb} MB, "
+            "or by the system)"
         )
     if code is not None and code < 0:
         return f"RuntimeError: the REPL process was killed by {signal.Signals(-code).name}"

@@ -1,24 +1,21 @@
-"""The sandbox around model-written code: policy, limits, network isolation and the audit guard.
+"""The REPL's policy and its second layer, the audit guard; imported by the child.
 
-Owns what the REPL child may do: the :class:`SandboxPolicy` (built from the profile's ``[repl]``
-section), the kernel limits the child puts on itself before any user code runs (address space,
-file size, processes, core dumps), the network namespace it starts in (``unshare --net``),
-and the audit hook that refuses file access outside the workspace, subprocesses, signals,
-ctypes and sockets.
+Owns the :class:`SandboxPolicy` (built from the profile's ``[repl]`` section), the limits the
+child sets on itself where the host could not (no ``prlimit``), and the audit hook that gives
+clear ``PermissionError: sandbox: ...`` messages for file access outside the workspace,
+subprocesses, signals, ctypes and sockets.
+
+The audit hook is NOT the boundary: it runs in the interpreter it confines, and code there can
+disarm it. The boundary is the operating system's (``boundary.py``: bubblewrap namespaces, no
+capabilities, seccomp, rlimits set before exec; per-block CPU and wall time measured and
+enforced by the host, ``watchdog.py``). The hook only makes ordinary mistakes read well.
 
 This module is imported by the child process, so it must stay standard-library only and do
 nothing at import time. It must not run tools or talk to the host (``child.py`` does).
-
-What it can and cannot stop (see docs/plugins.md, "Sandbox limits"): rlimits, the network
-namespace and the host's wall-clock kill are enforced by the kernel. The audit hook is not a
-security boundary in CPython's own words: it stops ordinary Python code (``open``, ``os.*``,
-``subprocess``, ``socket``, ``ctypes``) but not a C extension already loaded, or an exploit of
-the interpreter itself.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import resource
 import signal
@@ -35,6 +32,7 @@ if TYPE_CHECKING:
 MIB = 1024 * 1024
 
 Filesystem = Literal["none", "workspace", "home"]
+Isolation = Literal["os", "in-process"]
 
 
 @dataclass(frozen=True)
@@ -50,8 +48,11 @@ class SandboxPolicy:
     memory_mb: int = 512
     output_chars: int = 8000
     file_size_mb: int = 64
-    max_processes: int = 64
     home: str = ""
+    # "os": the kernel sandbox (boundary.py), or no REPL where it cannot start; "in-process":
+    # the weaker opt-in (rlimits, a network namespace, the audit hook), security-relevant
+    isolation: Isolation = "os"
+    audit_hook: bool = True  # the second layer; off only to check the OS boundary alone
 
     @classmethod
     def from_profile(cls, repl: ReplSection, workspace: Path, **overrides: Any) -> SandboxPolicy:
@@ -67,6 +68,7 @@ class SandboxPolicy:
             memory_mb=lim.memory_mb,
             output_chars=lim.output_chars,
             home=str(Path.home()),
+            isolation=repl.isolation or "os",
         )
         values.update(overrides)
         return cls(**values)
@@ -78,61 +80,18 @@ class SandboxPolicy:
 # --- set up in the child, before user code ---------------------------------------------------
 
 
-@functools.cache
-def netns_prefix() -> tuple[str, ...]:
-    """Host side: the command prefix that starts the child in a new network namespace.
+def apply_limits(policy: SandboxPolicy, *, set_by_host: bool) -> None:
+    """The child's own limits: only where the host could not set them before exec (no prlimit).
 
-    ``unshare --net`` (util-linux) needs root or unprivileged user namespaces; it is probed once.
-    Empty when unavailable: the audit guard is then the only network barrier.
+    An oversized write always raises ``OSError`` instead of killing the child (SIGXFSZ ignored).
     """
-    import shutil  # host only: the child must not have subprocess preloaded
-    import subprocess
-
-    tool = shutil.which("unshare")
-    if tool is None:
-        return ()
-    for prefix in ((tool, "--net", "--"), (tool, "--user", "--map-root-user", "--net", "--")):
-        try:
-            probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if probe.returncode == 0:
-            return prefix
-    return ()
-
-
-def isolation_name(prefix: tuple[str, ...]) -> str:
-    if not prefix:
-        return "audit-hook"
-    return "userns+netns" if "--user" in prefix else "netns"
-
-
-def apply_limits(policy: SandboxPolicy) -> None:
-    """Kernel limits the child sets on itself; CPU time is set per step by the host (prlimit)."""
-    mem = policy.memory_mb * MIB
-    fsize = policy.file_size_mb * MIB
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    if set_by_host:
+        return
+    mem, fsize = policy.memory_mb * MIB, policy.file_size_mb * MIB
     resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
     resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    nproc = policy.max_processes if policy.subprocess else 1
-    try:
-        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-    except (ValueError, OSError):
-        pass  # root ignores RLIMIT_NPROC anyway; the audit guard blocks fork
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write raises OSError instead
-
-
-def set_step_cpu_limit(pid: int, used_s: float, budget_s: float) -> None:
-    """Host side: allow ``budget_s`` more CPU seconds to ``pid`` (SIGXCPU, then SIGKILL)."""
-    soft = int(used_s + budget_s) + 1
-    try:
-        resource.prlimit(pid, resource.RLIMIT_CPU, (soft, soft + 2))
-    except (PermissionError, ValueError):
-        hard = resource.prlimit(pid, resource.RLIMIT_CPU)[1]
-        if hard == resource.RLIM_INFINITY or soft <= hard:
-            resource.prlimit(pid, resource.RLIMIT_CPU, (soft, hard))
-    except ProcessLookupError:
-        pass
 
 
 # --- the audit guard -------------------------------------------------------------------------
@@ -297,11 +256,12 @@ def make_guard(policy: SandboxPolicy) -> Callable[[str, tuple[Any, ...]], None]:
 
 
 def install_guard(policy: SandboxPolicy) -> None:
-    """Confine the rest of this process: chdir to the workspace, then add the audit hook."""
+    """chdir to the workspace, then (unless the policy turns it off) add the audit hook."""
     if policy.filesystem != "none":
         os.chdir(policy.workspace)
         os.environ["HOME"] = policy.workspace
     else:
         os.chdir("/")
     sys.dont_write_bytecode = True
-    sys.addaudithook(make_guard(policy))
+    if policy.audit_hook:
+        sys.addaudithook(make_guard(policy))

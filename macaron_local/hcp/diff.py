@@ -85,6 +85,12 @@ def _filesystem(path: str, old: Any, new: Any, b: Profile) -> str | None:
     return None
 
 
+def _in_process(path: str, old: Any, new: Any, b: Profile) -> str | None:
+    if new == "in-process" and old != "in-process":
+        return "REPL without an OS sandbox: model-written code confined by an audit hook only"
+    return None
+
+
 def _turned_on(what: str) -> Callable[[str, Any, Any, Profile], str | None]:
     def rule(path: str, old: Any, new: Any, b: Profile) -> str | None:
         return f"{what} turned on" if new is True and old is not True else None
@@ -126,6 +132,7 @@ _RULES: tuple[tuple[str, Callable[[str, Any, Any, Profile], str | None]], ...] =
     ("repl.network", _turned_on("REPL network access")),
     ("repl.subprocess", _turned_on("REPL subprocesses")),
     ("repl.limits", _raised("REPL limit")),
+    ("repl.isolation", _in_process),
     ("remote.enabled", _turned_on("remote serving")),
     ("remote.endpoint", _endpoint),
     ("remote.endpoint_env", _endpoint),

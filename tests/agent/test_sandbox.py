@@ -24,8 +24,8 @@ def _blocked(output: str) -> bool:
     return output.startswith("PermissionError: sandbox:")
 
 
-def test_child_is_isolated_from_the_network(repl: Repl) -> None:
-    assert repl.isolation in {"netns", "userns+netns", "audit-hook"}
+def test_child_runs_in_the_os_sandbox(repl: Repl) -> None:
+    assert repl.isolation == "bubblewrap"
     assert repl.pid != os.getpid()
 
 
@@ -82,23 +82,26 @@ def test_memory_bomb_raises_memory_error(repl: Repl) -> None:
     assert repl.run("keep").output == "42"  # the child survived with its namespace
 
 
-def test_endless_loop_is_killed_by_the_cpu_limit(policy: SandboxPolicy) -> None:
+def test_endless_loop_is_stopped_by_the_cpu_limit_and_the_namespace_survives(
+    policy: SandboxPolicy,
+) -> None:
     with Repl(replace(policy, cpu_seconds=1.0, wall_seconds=60.0)) as repl:
         repl.run("x = 5")
         first = repl.pid
         res = repl.run("while True:\n    pass")
-        assert res.status == "crashed" and res.restarted
-        assert "every variable was lost" in res.output
-        assert repl.pid != first
-        assert repl.run("x").output == "NameError: name 'x' is not defined"
+        assert res.status == "timeout" and not res.restarted
+        assert "more than 1s of CPU" in res.output and "variables are kept" in res.output
+        assert repl.pid == first
+        assert repl.run("x").output == "5"
 
 
-def test_wall_clock_limit_kills_a_sleeping_block(policy: SandboxPolicy) -> None:
+def test_wall_clock_limit_stops_a_sleeping_block(policy: SandboxPolicy) -> None:
     with Repl(replace(policy, wall_seconds=1.0)) as repl:
+        repl.run("x = 5")
         res = repl.run("import time\ntime.sleep(120)")
-        assert res.status == "timeout" and res.restarted
-        assert res.output.startswith("TimeoutError:")
-        assert repl.run("'alive'").output == "'alive'"
+        assert res.status == "timeout" and not res.restarted
+        assert res.output.startswith("TimeoutError: the block ran longer than 1s")
+        assert repl.run("x").output == "5"
 
 
 def test_socket_to_localhost_never_connects(repl: Repl) -> None:
