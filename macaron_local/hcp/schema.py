@@ -140,6 +140,10 @@ class Repl(_Frozen):
     filesystem: Literal["none", "workspace", "home"] = "workspace"
     network: Bool = False
     subprocess: Bool = False
+    # absent (or "os"): the kernel sandbox (bubblewrap / sandbox-exec), and no REPL where it
+    # cannot start; "in-process": the weaker audit-hook mode (security-relevant: an approval).
+    # Absent by default so that profiles written before it keep their hashes.
+    isolation: Literal["os", "in-process"] | None = None
     limits: ReplLimits = ReplLimits()
 
 
