@@ -11,6 +11,7 @@ these into messages at the edge; nothing below the edge swallows them.
     │   └── ModelLoadError           llama.cpp refused it
     ├── AdapterError               a LoRA adapter (names the file or adapter)
     │   ├── AdapterFormatError       corrupt / not a LoRA GGUF
+    │   │   └── AdapterChecksumError   its sha256 is not the one its revision names
     │   ├── AdapterMismatchError     other architecture, other base, shape mismatch
     │   └── UnknownAdapterError      no adapter by that name is loaded
     ├── EngineError                generation-time failures
@@ -86,6 +87,10 @@ class AdapterError(MacaronError):
 
 class AdapterFormatError(AdapterError):
     """The adapter file is corrupt or not a GGUF LoRA."""
+
+
+class AdapterChecksumError(AdapterFormatError):
+    """The adapter file's sha256 is not the one its manifest entry or revision id names."""
 
 
 class AdapterMismatchError(AdapterError):
