@@ -224,7 +224,7 @@ class Assistant:
     def import_session(self, text: str) -> str:
         from macaron_local.store import import_session
 
-        return import_session(self._db(), text)
+        return import_session(self._db(), text, labels=self._profile_obj().labels)
 
     def history(self, session_id: str) -> list[TurnItem]:
         from macaron_local.store import branch, summaries

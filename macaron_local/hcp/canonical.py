@@ -39,7 +39,7 @@ def content_hash(profile: Profile) -> str:
 # there is not drift (the contract hash of 0.1 counted them; the bundled adapters' records were
 # moved to this definition when summary_wait_s and max_regression were added).
 NOT_CONTRACT = ("experience", "resources", "remote")
-NOT_CONTRACT_MEMORY = ("summary_wait_s",)
+NOT_CONTRACT_MEMORY = ("summary_wait_s", "close_wait_s")
 
 
 def contract_hash(profile: Profile) -> str:

@@ -103,6 +103,9 @@ class Memory(_Frozen):
     # view shows a provisional note (the request and the answer's opening) and the real summary
     # lands for later turns. None: always wait (summaries before latency).
     summary_wait_s: Annotated[float, Field(ge=0)] | None = None
+    # How long closing the runtime goes on writing summaries (this run's, then those earlier
+    # runs left undone); the rest is left for the next start, as after a crash.
+    close_wait_s: Annotated[float, Field(ge=0, le=3600)] = 30.0
 
 
 class PromptSpec(_Frozen):

@@ -1,14 +1,17 @@
 """Export a session (JSON to rebuild it, Markdown to read it) and import a JSON export.
 
 Owns: the export formats (``FORMAT_VERSION``) and ``import_session``, which validates a whole
-document before writing anything and then writes it in one transaction under fresh ids. Must not:
-reuse ids from the document (an import never collides with, or overwrites, what is there).
+document before writing anything (its shape, its links, every label against the serving
+profile's, text SQLite can store, no nesting deeper than an export has) and then writes it in one
+transaction under fresh ids. Must not: reuse ids from the document (an import never collides
+with, or overwrites, what is there).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from typing import Any, Literal
 
 import sqlite_utils
@@ -131,11 +134,19 @@ def _markdown(db: sqlite_utils.Database, session_id: str) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+MAX_DEPTH = 32  # an export nests 6 deep (turns.N.turn.meta...); meta may hold a little more
+
+
 def _parse(text: str) -> SessionExport:
+    if _depth(text) > MAX_DEPTH:
+        raise StoreError(f"import: the document nests deeper than {MAX_DEPTH} levels")
     try:
         data: Any = json.loads(text)
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
     except json.JSONDecodeError as exc:
         raise StoreError(f"import: not JSON ({exc})") from exc
+    except UnicodeEncodeError as exc:
+        raise StoreError("import: the document holds text that is not valid Unicode") from exc
     if not isinstance(data, dict):
         raise StoreError("import: the document must be a JSON object")
     version = data.get("format_version")
@@ -149,6 +160,37 @@ def _parse(text: str) -> SessionExport:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise StoreError(f"import: {where}: {first['msg']}") from exc
+
+
+def _depth(text: str) -> int:
+    """How deep the brackets of a JSON text nest (strings skipped), without recursion."""
+    deepest = depth = 0
+    for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
+        tok = m.group(0)
+        if tok in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif tok in "]}":
+            depth -= 1
+    return deepest
+
+
+def _check_labels(doc: SessionExport, labels: Collection[str]) -> None:
+    """Every label the document names must be one the serving profile has."""
+    known = ", ".join(labels)
+    for i, entry in enumerate(doc.turns):
+        named = {
+            f"turns.{i}.turn.label": [entry.turn.label],
+            f"turns.{i}.turn.route_probs": list(entry.turn.route_probs),
+            f"turns.{i}.summary.label": [entry.summary.label] if entry.summary else [],
+            f"turns.{i}.tool_calls": [c.label for c in entry.tool_calls],
+        }
+        for where, found in named.items():
+            bad = [lb for lb in found if lb not in labels]
+            if bad:
+                raise StoreError(
+                    f"import: {where}: label {bad[0]!r} is not one of this profile's ({known})"
+                )
 
 
 def _check_links(doc: SessionExport) -> None:
@@ -176,13 +218,15 @@ def _check_links(doc: SessionExport) -> None:
         raise StoreError(f"import: session.head_turn_id {head!r} is not a turn of the export")
 
 
-def import_session(db: sqlite_utils.Database, text: str) -> str:
+def import_session(db: sqlite_utils.Database, text: str, *, labels: Collection[str]) -> str:
     """Rebuild a JSON export as a new session under fresh ids; return the new session id.
 
-    The whole document is checked first; a bad one raises StoreError naming the problem and
-    writes nothing.
+    The whole document is checked first, its labels against ``labels`` (the serving profile's:
+    a turn under a label it lacks would break every later turn of the session); a bad one
+    raises StoreError naming the problem and writes nothing.
     """
     doc = _parse(text)
+    _check_labels(doc, labels)
     _check_links(doc)
     session_id = new_id()
     remap: dict[str | None, str | None] = {None: None}

@@ -438,11 +438,13 @@ class Runtime(SummaryHops):
             },
         )
 
-    def close(self) -> None:
+    def close(self, *, finish_summaries: bool = True) -> None:
+        """Free everything; first write pending summaries for up to ``close_wait_s`` unless
+        ``finish_summaries`` is False (the app quitting). What is not written is left for the
+        next start."""
         try:
-            self.finish_pending(timeout=120)
-        except (MacaronError, TimeoutError):
-            pass  # left for the next start: pending_summaries() finds them
+            if finish_summaries:
+                self.finish_pending(timeout=self.profile.memory.close_wait_s)
         finally:
             self._summarizer.shutdown(wait=True)
             for agent in self._agents.values():

@@ -6,12 +6,15 @@ what a summary prompt holds is ``turns/summary.py``'s.
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING
 
 from macaron_local.engine import BACKGROUND, INTERACTIVE
+from macaron_local.errors import MacaronError
 from macaron_local.store import TurnRecord, get_turn, pending_summaries, save_summary, summaries
 from macaron_local.turns import adapters as adapter_bindings
 from macaron_local.turns.summary import start_summary
@@ -24,6 +27,8 @@ if TYPE_CHECKING:
     from macaron_local.engine import Engine
     from macaron_local.hcp import Profile
     from macaron_local.turns.views import View
+
+log = logging.getLogger(__name__)
 
 
 class SummaryHops:
@@ -118,11 +123,39 @@ class SummaryHops:
             future = self._pending[turn_id] = self._summarizer.submit(self._save_summary, *args)
         return future
 
-    def finish_pending(self, timeout: float | None = None) -> None:
-        """Wait for background summaries; also writes those a previous run left undone."""
+    def finish_pending(self, timeout: float | None = None) -> list[str]:
+        """Wait for background summaries, then write those a previous run left undone, for at
+        most ``timeout`` seconds in all (the rest is left for the next start; one summary may
+        run past it). A turn that cannot be summarized (say, a label this profile lacks) is
+        skipped and reported, never the end of the catch-up. Returns what was skipped."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+
+        def left() -> float | None:
+            return None if deadline is None else max(0.0, deadline - time.monotonic())
+
         with self._pending_lock:
             futures = list(self._pending.values())
+        skipped: list[str] = []
         for f in futures:
-            f.result(timeout)
+            try:
+                f.result(left())
+            except FutureTimeout:
+                return skipped  # still running: the next start writes it
+            except MacaronError as exc:
+                skipped.append(_skip(None, exc))
         for turn_id in pending_summaries(self.db()):
-            self.summary_for(get_turn(self.db(), turn_id))
+            if left() == 0.0:
+                log.info("summaries left for the next start (close_wait_s reached)")
+                break
+            try:
+                self.summary_for(get_turn(self.db(), turn_id))
+            except MacaronError as exc:
+                skipped.append(_skip(turn_id, exc))
+        return skipped
+
+
+def _skip(turn_id: str | None, exc: MacaronError) -> str:
+    what = f"turn {turn_id}" if turn_id else "a turn"
+    message = f"the summary of {what} was skipped: {exc}"
+    log.warning("%s", message)
+    return message

@@ -24,6 +24,7 @@ from macaron_local.store import (
 )
 
 Counts = Callable[[sqlite_utils.Database], dict[str, int]]
+LABELS = ("L0", "L1", "L2", "L3")  # the labels of the profile the import serves under
 
 
 def _conversation(db: sqlite_utils.Database, make_turn: Callable[..., NewTurn]) -> str:
@@ -102,7 +103,7 @@ def test_json_round_trip_is_identical_modulo_ids(
     doc = json.loads(exported)
     assert doc["format_version"] == 1 and len(doc["turns"]) == 5
 
-    new_sid = import_session(db, exported)
+    new_sid = import_session(db, exported, labels=LABELS)
     assert new_sid != sid
     again = export_session(db, new_sid, fmt="json")
     assert _normalise(again) == _normalise(exported)
@@ -151,6 +152,16 @@ def _break(doc: dict[str, Any], how: str) -> dict[str, Any]:
         doc["turns"][0]["turn"]["route_kind"] = "psychic"
     elif how == "duplicate":
         doc["turns"][1]["turn"]["id"] = doc["turns"][0]["turn"]["id"]
+    elif how == "label":
+        doc["turns"][2]["turn"]["label"] = "L9"
+    elif how == "summary_label":
+        doc["turns"][0]["summary"]["label"] = "anything"
+    elif how == "probs":
+        doc["turns"][0]["turn"]["route_probs"] = {"L0": 0.5, "L7": 0.5}
+    elif how == "call_label":
+        doc["turns"][1]["tool_calls"][0]["label"] = "L9"
+    elif how == "surrogate":
+        doc["session"]["title"] = "\ud800"
     return doc
 
 
@@ -163,6 +174,11 @@ def _break(doc: dict[str, Any], how: str) -> dict[str, Any]:
         ("head", "head_turn_id 'ghost'"),
         ("route_kind", r"turns\.0\.turn\.route_kind"),
         ("duplicate", "not unique"),
+        ("label", r"turns\.2\.turn\.label: label 'L9' is not one of this profile's"),
+        ("summary_label", r"turns\.0\.summary\.label: label 'anything'"),
+        ("probs", r"turns\.0\.turn\.route_probs: label 'L7'"),
+        ("call_label", r"turns\.1\.tool_calls: label 'L9'"),
+        ("surrogate", "not valid Unicode"),
     ],
 )
 def test_bad_import_names_the_problem_and_writes_nothing(
@@ -176,14 +192,19 @@ def test_bad_import_names_the_problem_and_writes_nothing(
     doc = _break(json.loads(export_session(db, sid, fmt="json")), how)
     before = counts(db)
     with pytest.raises(StoreError, match=message):
-        import_session(db, json.dumps(doc))
+        import_session(db, json.dumps(doc), labels=LABELS)
     assert counts(db) == before
 
 
-@pytest.mark.parametrize("text", ["", "not json", "[1, 2]", '{"format_version": 1}'])
+DEEP = '{"format_version": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+
+
+@pytest.mark.parametrize(
+    "text", ["", "not json", "[1, 2]", '{"format_version": 1}', DEEP], ids=str.__len__
+)
 def test_import_of_garbage_is_a_store_error(db: sqlite_utils.Database, text: str) -> None:
     with pytest.raises(StoreError, match="import"):
-        import_session(db, text)
+        import_session(db, text, labels=LABELS)
 
 
 def test_export_of_an_unknown_session_or_format(db: sqlite_utils.Database) -> None:
@@ -192,4 +213,5 @@ def test_export_of_an_unknown_session_or_format(db: sqlite_utils.Database) -> No
         export_session(db, "missing", fmt="json")
     with pytest.raises(StoreError, match="unknown export format"):
         export_session(db, sid, fmt="html")  # type: ignore[arg-type]
-    assert get_session(db, import_session(db, export_session(db, sid, fmt="json"))).title == ""
+    copy = import_session(db, export_session(db, sid, fmt="json"), labels=LABELS)
+    assert get_session(db, copy).title == ""

@@ -158,7 +158,7 @@ def test_export_import_round_trip(runtime: Runtime) -> None:
     runtime.run_turn(s.id, "write hello world in python", label="L2")
     runtime.finish_pending()
     exported = export_session(runtime.db(), s.id, fmt="json")
-    new_id = import_session(runtime.db(), exported)
+    new_id = import_session(runtime.db(), exported, labels=runtime.profile.labels)
     a, b = branch(runtime.db(), s.id), branch(runtime.db(), new_id)
     assert [(t.request, t.answer, t.label) for t in a] == [
         (t.request, t.answer, t.label) for t in b
