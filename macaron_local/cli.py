@@ -50,6 +50,7 @@ class LazyGroup(click.Group):
         "doctor": "macaron_local.doctor:doctor",
         "remote": "macaron_local.remote.cli:remote_group",
         "experience": "macaron_local.experience.cli:experience",
+        "sandbox": "macaron_local.agent.cli:sandbox_group",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -3,8 +3,9 @@
 Owns the checks (CPU features and the llama.cpp build, including the AMX build that crashes on
 some VMs, GPU offload, the profile in force, the base and adapter files and their hashes, the
 keyring backend, the data folders, the remote endpoint, whether the REPL's OS sandbox starts)
-and their report. Every problem comes with the command that fixes it. Must not: load model weights, change anything, or reach any
-network address except the remote endpoint the profile configures.
+and their report. Every problem comes with the command that fixes it. Must not: load model
+weights, change anything, or reach any network address except the remote endpoint the profile
+configures.
 """
 
 from __future__ import annotations
