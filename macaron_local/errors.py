@@ -17,7 +17,7 @@ these into messages at the edge; nothing below the edge swallows them.
     ├── EngineError                generation-time failures
     │   ├── ContextOverflowError     prompt (+ budget) longer than the context
     │   ├── GrammarError             GBNF that llama.cpp rejects
-    │   ├── CancelledError           a request cancelled between tokens
+    │   ├── CancelledError           a request or a run cancelled by the user
     │   └── DecodeError              llama_decode failed
     ├── ContractError              HCP profiles (path, line, field)
     ├── ApprovalRequiredError      security-relevant contract change not yet approved
@@ -119,7 +119,7 @@ class GrammarError(EngineError):
 
 
 class CancelledError(EngineError):
-    """The request was cancelled between two tokens."""
+    """The user cancelled: a request between two tokens, a refine run at its next forward."""
 
 
 class DecodeError(EngineError):

@@ -11,6 +11,7 @@ import time, or swallow a :class:`MacaronError` (it reaches the UI, which shows 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,6 +102,7 @@ class Assistant:
         self._local = threading.local()
         self._loader: threading.Thread | None = None
         self._confirm: ConfirmFn | None = None
+        self._on_reload: Callable[[str, str], None] | None = None
 
     def set_confirm(self, confirm: ConfirmFn | None) -> None:
         """Who answers "run this side-effecting tool?" for agent turns and UI tool actions (the
@@ -108,6 +110,16 @@ class Assistant:
         self._confirm = confirm
         if self._runtime is not None:
             self._runtime.confirm = confirm
+
+    def set_reload_listener(self, listener: Callable[[str, str], None] | None) -> None:
+        """Who hears hot reload (``listener(kind, message)``, on a watcher thread: a UI hops to
+        its own): ``profile`` / ``plugin`` when an edit is live, ``profile_error`` /
+        ``plugin_error`` when a broken one was refused and the old version still serves."""
+        self._on_reload = listener
+
+    def _reloaded(self, kind: str, message: str) -> None:
+        if self._on_reload is not None:
+            self._on_reload(kind, message)
 
     # --- readiness -------------------------------------------------------------------------
 
@@ -132,6 +144,7 @@ class Assistant:
             self._status = f"model not loaded: {exc}"
         else:
             runtime.confirm = self._confirm
+            runtime.watch(self._reloaded)  # saved profiles and plugins are live (turns/live.py)
             self._runtime, self._status = runtime, f"ready · {self._profile}"
         finally:
             self._ready.set()
@@ -509,14 +522,15 @@ class Assistant:
             raise ContractError(f"no specialist {label!r}", hint="one of L0, L1, L2, L3")
         return start_job(label, profile=self._profile_obj(), db_path=self._db_path, config=config)
 
-    def close(self) -> None:
-        """Wait for the loader and close the runtime (pending summaries are written first)."""
+    def close(self, *, finish_summaries: bool = True) -> None:
+        """Wait for the loader and close the runtime; pending summaries are written first
+        unless ``finish_summaries`` is False (then the next start writes them)."""
         loader = self._loader
         if loader is not None:
             loader.join()
         runtime, self._runtime = self._runtime, None
         if runtime is not None:
-            runtime.close()
+            runtime.close(finish_summaries=finish_summaries)
 
 
 def _describe(exc: MacaronError) -> str:

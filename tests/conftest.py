@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+EXECUTOR_GRACE_S = 30.0  # how long a test's closing loop waits for its worker threads
+_LEAKED: list[object] = []  # executors whose threads outlived their test (see _TestLoop)
+_EXIT: list[int] = []
 
 
 @pytest.fixture(autouse=True)
@@ -28,6 +36,57 @@ def model_path() -> Path:
     from macaron_local.models import embedded_model_file
 
     return embedded_model_file()
+
+
+class _TestLoop(asyncio.SelectorEventLoop):
+    """The event loop of one async test. Closing it waits for the test's worker threads
+    (Textual's thread workers) for at most ``EXECUTOR_GRACE_S``: a test that hung and timed out
+    may leave a thread blocked for good, and Python 3.11's loop would wait for it forever,
+    taking every later test of the worker down with it."""
+
+    async def shutdown_default_executor(self) -> None:
+        executor = self._default_executor  # type: ignore[attr-defined]
+        self._executor_shutdown_called = True  # type: ignore[attr-defined]
+        if executor is None:
+            return
+        done = self.create_future()
+
+        def shut() -> None:
+            executor.shutdown(wait=True)
+            try:
+                self.call_soon_threadsafe(done.set_result, None)
+            except RuntimeError:  # the loop gave up waiting and is closed
+                pass
+
+        threading.Thread(target=shut, daemon=True, name="executor-shutdown").start()
+        try:
+            await asyncio.wait_for(done, EXECUTOR_GRACE_S)
+        except TimeoutError:
+            _LEAKED.append(executor)
+            warnings.warn("a worker thread outlived its test; left running", stacklevel=1)
+
+
+@pytest.fixture
+def anyio_backend() -> tuple[str, dict[str, Any]]:
+    """Every async test gets its own event loop (function scope, not anyio's module scope)."""
+    return ("asyncio", {"loop_factory": _TestLoop})
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _EXIT.append(int(exitstatus))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A thread left blocked by a hung test would keep the process from exiting (Python joins
+    every worker thread at exit): its test has already failed and been reported, so end the
+    process here with the session's status instead of hanging the whole run."""
+    if _LEAKED:
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(_EXIT[-1] if _EXIT else 1)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -24,7 +24,7 @@ def main(profile: str | None = None) -> int:
     app = make_app(settings, assistant, settings_file=settings_path(), notices=tuple(notices))
     try:
         app.run()
-    finally:
-        print("closing: finishing summaries…", flush=True)
-        assistant.close()
+    finally:  # quitting is quick: summaries not yet written are written at the next start
+        print("closing…", flush=True)
+        assistant.close(finish_summaries=False)
     return app.return_code or 0

@@ -218,7 +218,62 @@ async def test_a_side_effecting_ui_tool_asks_the_user_first(sink: Document, tmp_
             assert "notes.add" in str(app.screen.question)
             app.screen.query_one(f"#{answer}", Button).press()
             await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
-            await pilot.pause(0.3)
+            await wait_for(pilot, lambda: ui_tools_done(app))
             assert len(assistant.tool_calls) == calls
         name, args = assistant.tool_calls[0]
         assert name == "notes.add" and SECRET not in str(args)
+
+
+def ui_tools_done(app: Any) -> bool:
+    """Every generated UI's tool call has come back (the worker asked, ran or declined)."""
+    return all(w.is_finished for w in app.workers if w.group == "ui-tool")
+
+
+async def open_tool_question(pilot: Any, app: Any, assistant: Any) -> None:
+    """Draw the form, press its side-effecting "save": the "Run notes.add?" dialog opens."""
+    from macaron_local.tui.screens.confirm import ConfirmScreen
+
+    await send(pilot, "a form please")
+    await wait_for(pilot, lambda: chat(pilot).job is None and bool(app.chat.query(GenUIView)))
+    view = app.chat.query_one(GenUIView)
+    view.write_state({"email": "ada@example.org"})
+    next(w for w in view.query(Button) if w.name == "save").press()
+    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+
+
+@pytest.mark.timeout(120)
+async def test_quitting_with_a_tool_question_open_is_a_no_and_does_not_wait(
+    sink: Document, tmp_path: Any
+) -> None:
+    from macaron_local.tui.app import make_app
+    from macaron_local.tui.settings import Settings
+
+    assistant = ConfirmingUi("Saved form.\n```ui\n" + sink.to_json() + "\n```", hold_at=10**9)
+    app = make_app(Settings(), assistant, settings_file=tmp_path / "settings.toml")
+    async with app.run_test(size=SIZE) as pilot:
+        await open_tool_question(pilot, app, assistant)
+        workers = [w for w in app.workers if w.group == "ui-tool"]
+        app.exit()  # the question is still open: before, the worker waited 10 minutes
+    assert workers and all(w.is_finished for w in workers)
+    assert assistant.tool_calls == []
+
+
+async def test_an_unanswered_tool_question_is_withdrawn_and_says_no_answer(
+    sink: Document, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from macaron_local.tui.app import make_app
+    from macaron_local.tui.screens import chat as chat_screen
+    from macaron_local.tui.screens.confirm import ConfirmScreen
+    from macaron_local.tui.settings import Settings
+
+    monkeypatch.setattr(chat_screen, "CONFIRM_TIMEOUT_S", 0.5)
+    assistant = ConfirmingUi("Saved form.\n```ui\n" + sink.to_json() + "\n```", hold_at=10**9)
+    app = make_app(Settings(), assistant, settings_file=tmp_path / "settings.toml")
+    shown: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        monkeypatch.setattr(app, "notify", lambda text, **kw: shown.append(str(text)))
+        await open_tool_question(pilot, app, assistant)
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+        await wait_for(pilot, lambda: ui_tools_done(app))
+    assert assistant.tool_calls == []
+    assert any("no answer" in text and "notes.add did not run" in text for text in shown), shown

@@ -530,7 +530,7 @@ class ScriptedAssistant:
         self.ui_sent.append((turn_id, text))
         return self._commit(session_id, text, answer, "L3", "sticky", HEAD)
 
-    def close(self) -> None:
+    def close(self, *, finish_summaries: bool = True) -> None:
         self.closed = True
 
 

@@ -11,6 +11,7 @@ a wait) become notifications. Session management lives in
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -18,6 +19,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
@@ -28,7 +30,7 @@ from macaron_local.tui.commands import PINS, parse
 from macaron_local.tui.errors import report
 from macaron_local.tui.screens.ask import AskScreen
 from macaron_local.tui.screens.chat_sessions import SessionActions
-from macaron_local.tui.screens.confirm import ConfirmScreen
+from macaron_local.tui.screens.confirm import ConfirmScreen, Questions, answer
 from macaron_local.tui.widgets.genui import GenUIView
 from macaron_local.tui.widgets.inspector import Inspector
 from macaron_local.tui.widgets.messages import AssistantMessage, Note, UserMessage, code_blocks
@@ -37,6 +39,7 @@ from macaron_local.tui.widgets.sidebar import Sidebar
 
 Mode = Literal["new", "retry", "edit", "ui"]  # ui: a generated UI's submission (sticky L3)
 CANCELLED = "Cancelled: the turn was rolled back; nothing was saved."
+CONFIRM_TIMEOUT_S = 600.0  # a "Run tool?" question nobody answers is a no after this
 
 
 @dataclass
@@ -78,6 +81,7 @@ class ChatScreen(SessionActions, Screen[None]):
         self.editing = False
         self.selected: AssistantMessage | None = None
         self._load_reported = False
+        self.questions = Questions()  # yes/no questions the workers are waiting on
 
     def compose(self) -> ComposeResult:
         settings = self.app.settings  # type: ignore[attr-defined]
@@ -330,6 +334,7 @@ class ChatScreen(SessionActions, Screen[None]):
                 self.poll_status()
             return
         self.job.cancel.set()
+        self.questions.decline_all()
         self.query_one("#status", Static).update("cancelling…")
 
     async def action_retry(self) -> None:
@@ -482,36 +487,56 @@ class ChatScreen(SessionActions, Screen[None]):
     def ui_tool_worker(self, run, session_id: str, action, doc) -> None:  # noqa: ANN001
         try:
             result = run(session_id, action, doc)
+        except PermissionError as exc:  # declined, or no answer: said as such, not as a bug
+            self.app.call_from_thread(
+                self.notify, str(exc), title="Not run", severity="warning", markup=False
+            )
+            return
         except Exception as exc:  # noqa: BLE001 - every failure becomes a notice
             self.app.call_from_thread(report, self.app, exc)
             return
         self.app.call_from_thread(self.notify, f"{action.execution.tool}: {result}"[:300])
 
+    class ConfirmAsked(Message):
+        """A worker thread asks the user a yes/no question (see ``Questions``)."""
+
+        def __init__(self, question: str, future: Future[bool]) -> None:
+            super().__init__()
+            self.question, self.future = question, future
+
     def confirm_tool(self, tool: str, args: dict[str, Any]) -> bool:
         """Asked on a worker thread before a side-effecting tool runs: the user answers in a
-        modal; a cancelled turn, a closed app or no answer within 10 minutes is a no."""
+        modal. A cancelled turn or a closing app is a no; no answer within
+        ``CONFIRM_TIMEOUT_S`` is a no that says so (PermissionError, which the tool gate hands
+        to the model and a generated UI's tool shows as a notice)."""
         shown = ", ".join(f"{k}={v!r}" for k, v in args.items())
         question = f"Run {tool}({shown[:400]})?\nIt changes something outside this chat."
-        answer: list[bool] = []
-        done = threading.Event()
-
-        def ask() -> None:
-            self.app.push_screen(
-                ConfirmScreen(question, yes="Run"),
-                callback=lambda ok: (answer.append(bool(ok)), done.set()),
+        future = self.questions.open()
+        if future is None or not self.post_message(self.ConfirmAsked(question, future)):
+            return False  # the screen is closing
+        ok = self.questions.wait(future, CONFIRM_TIMEOUT_S)
+        if ok is None:
+            raise PermissionError(
+                f"declined: no answer within {CONFIRM_TIMEOUT_S / 60:g} minutes, so {tool} "
+                "did not run"
             )
+        return ok
 
-        try:
-            self.app.call_from_thread(ask)
-        except RuntimeError:  # the app is not running
-            return False
-        job = self.job
-        for _ in range(3000):
-            if done.wait(0.2):
-                return answer[0]
-            if job is not None and job.cancel.is_set():
-                return False
-        return False
+    @on(ConfirmAsked)
+    def ask_user(self, event: ConfirmAsked) -> None:
+        future = event.future
+        if future.done():  # answered (no) before the dialog could open
+            return
+        dialog = ConfirmScreen(event.question, yes="Run")
+        future.add_done_callback(lambda _f: dialog.withdraw())
+        self.app.push_screen(dialog, callback=lambda ok: answer(future, bool(ok)))
+
+    def on_unmount(self) -> None:
+        """Closing: the running turn stops at its next token and open questions are a no, so
+        no worker thread keeps the app from exiting."""
+        if self.job is not None:
+            self.job.cancel.set()
+        self.questions.close()
 
     def action_toggle_timings(self) -> None:
         self.query_one("#chat").toggle_class("-timings")
