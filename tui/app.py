@@ -65,7 +65,23 @@ class MacaronApp(App[None]):
         self.assistant.start()
         for notice in self.notices:
             self.notify(notice, severity="warning", timeout=10, markup=False)
+        listen = getattr(self.assistant, "set_reload_listener", None)  # the real facade's
+        if listen is not None:
+            listen(self.reload_notice)
         self.explain_experience()
+
+    def reload_notice(self, kind: str, message: str) -> None:
+        """Hot reload, from a watcher thread: a saved profile or plugin is live, or was refused
+        (the old one still serves) and the notice names the file and line."""
+        refused = kind.endswith("_error")
+        self.call_from_thread(
+            self.notify,
+            message,
+            title="Not reloaded" if refused else "Reloaded",
+            severity="warning" if refused else "information",
+            timeout=12 if refused else 4,
+            markup=False,
+        )
 
     def explain_experience(self) -> None:
         """First run (the user never chose): explain experience logging and ask."""

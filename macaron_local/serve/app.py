@@ -145,6 +145,8 @@ async def health(state: ServerState, request: Request) -> Response:
             "profile_hash": rt.profile.content_hash,
             "base": rt.profile.base.model,
             "adapters": {label: b.revision for label, b in rt.bindings.items()},
+            "tools": sorted(rt.tools),
+            "reload_error": rt.reload_error,  # a broken profile edit; the old profile serves
             "admission": stats,
             "limits": {"concurrency": state.admission.concurrency, "queue": state.admission.queue},
         }

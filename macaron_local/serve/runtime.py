@@ -2,7 +2,8 @@
 
 Builds the same engine :meth:`Runtime.open` would (verified base, the profile's resources) as a
 :class:`~macaron_local.serve.metered.MeteredEngine`, then hands it to ``Runtime.open`` which
-does the rest (approval gate, recovery, adapters). Must not: serve anything.
+does the rest (approval gate, recovery, adapters), and starts hot reload of the profile and the
+plugins. Must not: serve anything.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ def open_runtime(profile: str | None = None, *, db_path: Path | None = None) -> 
         base_sha256=manifest.sha256,
     )
     try:
-        return Runtime.open(profile or DEFAULT_PROFILE, db_path=db_path, engine=engine)
+        runtime = Runtime.open(profile or DEFAULT_PROFILE, db_path=db_path, engine=engine)
     except BaseException:
         engine.close()
         raise
+    runtime.watch()  # a saved profile or plugin is live for the next request (log + /health)
+    return runtime

@@ -41,11 +41,12 @@ from macaron_local.store import (
 )
 from macaron_local.turns import adapters as adapter_bindings
 from macaron_local.turns.act import act, forward_cancel
+from macaron_local.turns.live import LiveReload, OnEvent
 from macaron_local.turns.result import TurnResult
 from macaron_local.turns.route import ROUTE_SLOT, RouteResult, route, route_messages
 from macaron_local.turns.summaries import SummaryHops
 from macaron_local.turns.summary import provisional_summary
-from macaron_local.turns.tools import load_registry, tool_descriptions
+from macaron_local.turns.tools import load_plugins, tool_descriptions
 from macaron_local.turns.views import View, build_view
 
 log = logging.getLogger(__name__)
@@ -70,8 +71,11 @@ class Runtime(SummaryHops):
         self.db_path = db_path
         self.bindings = bindings
         self.warnings = warnings
-        self.registry, plugin_warnings = load_registry()
+        self.plugins, self.registry, plugin_warnings = load_plugins()
         self.warnings += plugin_warnings
+        self.profile_ref: str | Path = profile.source or profile.id  # what hot reload reloads
+        self.reload_error: str | None = None  # a broken edit, while the old profile serves
+        self._live: LiveReload | None = None
         self.tools: Mapping[str, str] = tool_descriptions(self.registry)
         self.confirm: Callable[[str, dict], bool] | None = None  # set by the UI / CLI
         self._heads: tuple[int, ...] | None = None  # first tokens of the route labels
@@ -108,6 +112,7 @@ class Runtime(SummaryHops):
             engine, prof, adapter_bindings.resolve(prof, manifest), manifest.sha256
         )
         runtime = cls(prof, engine, db_path, bindings, warnings)
+        runtime.profile_ref = profile or DEFAULT_PROFILE
         runtime._local.db = db
         runtime._warm_router()
         return runtime
@@ -127,6 +132,16 @@ class Runtime(SummaryHops):
             )
         except MacaronError as exc:  # a route that cannot start falls back at turn time anyway
             log.warning("router warm-up: %s", exc)
+
+    def watch(self, on_event: OnEvent | None = None) -> None:
+        """Hot reload (``turns/live.py``): a saved profile or plugin is live for the next turn,
+        a broken one keeps the old and is reported. Idempotent; stopped by ``close``."""
+        if self._live is None:
+            self._live = LiveReload(self, on_event).start()
+
+    def reset_caches(self) -> None:
+        """Forget what was derived from the profile or the tools (after a reload)."""
+        self._heads = None
 
     # --- store access (one connection per thread) -------------------------------------------
 
@@ -442,6 +457,9 @@ class Runtime(SummaryHops):
         """Free everything; first write pending summaries for up to ``close_wait_s`` unless
         ``finish_summaries`` is False (the app quitting). What is not written is left for the
         next start."""
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
         try:
             if finish_summaries:
                 self.finish_pending(timeout=self.profile.memory.close_wait_s)

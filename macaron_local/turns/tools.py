@@ -10,18 +10,29 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from macaron_local.agent.tools import ToolRegistry
+    from macaron_local.plugins.manager import PluginManager
 
 
-def load_registry() -> tuple[ToolRegistry, list[str]]:
-    """Load the enabled plugins; returns their tool registry and a warning per failed plugin."""
+def load_plugins() -> tuple[PluginManager, ToolRegistry, list[str]]:
+    """Load the enabled plugins; returns the manager (hot reload keeps it), their tool registry
+    and a warning per failed plugin and per tool-name conflict (found building the registry)."""
     from macaron_local.plugins.manager import PluginManager
 
     manager = PluginManager()
-    events = manager.load()
+    manager.load()
+    registry = manager.registry()
     problems = [
-        f"plugin {e.plugin}: {e.message}" for e in events if e.kind not in {"loaded", "disabled"}
+        f"plugin {e.plugin}: {e.message}"
+        for e in manager.events
+        if e.kind not in {"loaded", "disabled"}
     ]
-    return manager.registry(), problems
+    return manager, registry, problems
+
+
+def load_registry() -> tuple[ToolRegistry, list[str]]:
+    """Load the enabled plugins; returns their tool registry and the warnings."""
+    _, registry, problems = load_plugins()
+    return registry, problems
 
 
 def tool_descriptions(registry: ToolRegistry | None = None) -> dict[str, str]:
