@@ -21,7 +21,8 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,7 +31,7 @@ import torch.nn.functional as F
 from pydantic import BaseModel, ConfigDict, Field
 
 from macaron_local import paths
-from macaron_local.errors import RefineError
+from macaron_local.errors import CancelledError, RefineError
 from macaron_local.refine.data import Encoded
 from macaron_local.refine.gate import GateConfig, decide, plot_gate, plot_series
 from macaron_local.refine.lora import LoraConfig, attach_lora, detach_lora, export_lora, import_lora
@@ -407,28 +408,24 @@ def run_refine(
     rep = RefineReport(run_id, label, "running", parent=parent, counts=data.counts())
     torch.set_num_threads(cfg.threads)
     base = base or verified_path(EMBEDDED_ID)
-    model, tok = load_base(base), shared_tokenizer(base)
+    try:  # a cancel reaches every tensor read and every forward pass, not only step ends
+        model = load_base(base, stop_if=stop_if)
+    except CancelledError:
+        return _cancelled(rep, _State(), cfg, run_dir, started)
+    tok, st = shared_tokenizer(base), _State()
     if parent_path is not None:
         import_lora(model, parent_path)
     else:
         attach_lora(model, LoraConfig(rank=cfg.rank, alpha=cfg.alpha), seed=cfg.seed)
     try:
-        echo(f"{label}: {data.counts()} (parent {parent[:12] if parent else 'base'})")
-        # a run cancelled while the base loaded skips the (slow) first measurement
-        if not stop_if():
+        with _stops(model, stop_if):
+            echo(f"{label}: {data.counts()} (parent {parent[:12] if parent else 'base'})")
             rep.before = _measure(model, tok, data, label, profile, tools, cfg, echo)
-        st = _train(model, tok, data, profile, tools, cfg, run_id, stop_if, echo, on_step)
-        rep.steps, rep.sft_loss, rep.dpo_loss, rep.reward = st.step, st.sft, st.dpo, st.reward
-        rep.kl_loss = st.kl
-        if st.step < cfg.steps:
-            rep.status, rep.summary = (
-                "cancelled",
-                f"cancelled at step {st.step}/{cfg.steps}; "
-                "nothing was registered (run it again to resume)",
-            )
-            (run_dir / "cancel").unlink(missing_ok=True)
-            return _write(rep, run_dir, started)
-        rep.after = _measure(model, tok, data, label, profile, tools, cfg, echo)
+            st = _train(model, tok, data, profile, tools, cfg, run_id, stop_if, echo, on_step)
+            if st.step < cfg.steps:
+                return _cancelled(rep, st, cfg, run_dir, started)
+            rep.after = _measure(model, tok, data, label, profile, tools, cfg, echo)
+        _record(rep, st)
         _register(
             rep,
             model,
@@ -442,9 +439,48 @@ def run_refine(
             promote,
         )
         return _write(rep, run_dir, started)
+    except CancelledError:
+        return _cancelled(rep, st, cfg, run_dir, started)
     finally:
         model.eval()
         detach_lora(model)
+
+
+def _record(rep: RefineReport, st: _State) -> None:
+    rep.steps, rep.sft_loss, rep.dpo_loss, rep.reward = st.step, st.sft, st.dpo, st.reward
+    rep.kl_loss = st.kl
+
+
+def _cancelled(
+    rep: RefineReport, st: _State, cfg: RefineConfig, run_dir: Path, started: float
+) -> RefineReport:
+    """The report of a run stopped by the user: nothing registered, trainer state kept."""
+    _record(rep, st)
+    rep.status = "cancelled"
+    rep.summary = (
+        f"cancelled at step {st.step}/{cfg.steps}; nothing was registered (run it again to resume)"
+    )
+    (run_dir / "cancel").unlink(missing_ok=True)
+    return _write(rep, run_dir, started)
+
+
+@contextmanager
+def _stops(model: Any, stop_if: Callable[[], bool]) -> Iterator[None]:
+    """Every forward pass of ``model`` (training, measuring, sampling) starts by checking
+    ``stop_if`` and raises :class:`CancelledError` once it is true: a cancel arriving during a
+    long measurement ends it at the next token, however loaded the machine is."""
+
+    def check(_module: Any, _args: Any) -> None:
+        if stop_if():
+            raise CancelledError("refine run cancelled")
+
+    embeddings = [m for m in model.modules() if isinstance(m, torch.nn.Embedding)]
+    handles = [m.register_forward_pre_hook(check) for m in embeddings]
+    try:
+        yield
+    finally:
+        for h in handles:
+            h.remove()
 
 
 def _measure(
@@ -510,51 +546,61 @@ def _train(
     rng, gen = random.Random(cfg.seed + st.step), torch.Generator().manual_seed(cfg.seed + st.step)
     n_exp = max(1, round(cfg.batch_size / (1 + cfg.replay_ratio))) if replay else cfg.batch_size
     model.train()
-    while st.step < cfg.steps:
-        if stop_if():
-            _save_resume(resume, model, opt, st)
-            return st
-        for g in opt.param_groups:
-            g["lr"] = _lr(st.step, cfg)
-        loss = torch.zeros(())
-        if exp:
-            again = [rng.choice(replay) for _ in range(cfg.batch_size - n_exp)] if replay else []
-            rows = [rng.choice(exp) for _ in range(n_exp)]
-            part, _ = sft_loss(model, rows, cfg.bf16)
-            if again:  # one forward serves the replay rows' cross-entropy and their KL anchor
-                anchor = (params, parent) if parent is not None else None
-                ce, kl = sft_loss(model, again, cfg.bf16, anchor)
-                n_e, n_r = (sum(e.n_targets for e in b) for b in (rows, again))
-                part = (n_e * part + n_r * ce) / (n_e + n_r)
-                if kl is not None:
-                    loss, st.kl = loss + cfg.kl_weight * kl, [*st.kl, round(kl.item(), 5)]
-            loss, st.sft = loss + part, [*st.sft, round(part.item(), 5)]
-        if chosen and cfg.dpo_weight > 0:
-            idx = [rng.randrange(len(chosen)) for _ in range(min(cfg.dpo_batch, len(chosen)))]
-            pc = seq_logprobs(model, [chosen[i] for i in idx], bf16=cfg.bf16)
-            pr = seq_logprobs(model, [rejected[i] for i in idx], bf16=cfg.bf16)
-            part = dpo_loss(pc, pr, ref_c[idx], ref_r[idx], cfg.dpo_beta)  # type: ignore[index]
-            loss, st.dpo = loss + cfg.dpo_weight * part, [*st.dpo, round(part.item(), 5)]
-        if data.train.checkable and cfg.grpo_every and st.step % cfg.grpo_every == 0:
-            item = data.train.checkable[(st.step // cfg.grpo_every) % len(data.train.checkable)]
-            part, reward = grpo_loss(model, tok, item, cfg, gen)
-            st.reward.append(round(reward, 4))
-            if part is not None:
-                loss = loss + part
-        if loss.requires_grad:
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            opt.step()
-            opt.zero_grad(set_to_none=True)
-        st.step += 1
-        if on_step:
-            on_step(st.step, cfg.steps)
-        if st.step % 5 == 0 or st.step == cfg.steps:
-            echo(
-                f"  step {st.step}/{cfg.steps} sft {st.sft[-1] if st.sft else '-'} "
-                f"dpo {st.dpo[-1] if st.dpo else '-'} kl {st.kl[-1] if st.kl else '-'} "
-                f"reward {st.reward[-1:] or '-'}"
-            )
+    kept = st
+    try:
+        while st.step < cfg.steps:
+            if stop_if():
+                break
+            kept = replace(st, sft=[*st.sft], dpo=[*st.dpo], kl=[*st.kl], reward=[*st.reward])
+            for g in opt.param_groups:
+                g["lr"] = _lr(st.step, cfg)
+            loss = torch.zeros(())
+            if exp:
+                again = (
+                    [rng.choice(replay) for _ in range(cfg.batch_size - n_exp)] if replay else []
+                )
+                rows = [rng.choice(exp) for _ in range(n_exp)]
+                part, _ = sft_loss(model, rows, cfg.bf16)
+                if again:  # one forward serves the replay rows' cross-entropy and their KL anchor
+                    anchor = (params, parent) if parent is not None else None
+                    ce, kl = sft_loss(model, again, cfg.bf16, anchor)
+                    n_e, n_r = (sum(e.n_targets for e in b) for b in (rows, again))
+                    part = (n_e * part + n_r * ce) / (n_e + n_r)
+                    if kl is not None:
+                        loss, st.kl = loss + cfg.kl_weight * kl, [*st.kl, round(kl.item(), 5)]
+                loss, st.sft = loss + part, [*st.sft, round(part.item(), 5)]
+            if chosen and cfg.dpo_weight > 0:
+                idx = [rng.randrange(len(chosen)) for _ in range(min(cfg.dpo_batch, len(chosen)))]
+                pc = seq_logprobs(model, [chosen[i] for i in idx], bf16=cfg.bf16)
+                pr = seq_logprobs(model, [rejected[i] for i in idx], bf16=cfg.bf16)
+                part = dpo_loss(pc, pr, ref_c[idx], ref_r[idx], cfg.dpo_beta)  # type: ignore[index]
+                loss, st.dpo = loss + cfg.dpo_weight * part, [*st.dpo, round(part.item(), 5)]
+            if data.train.checkable and cfg.grpo_every and st.step % cfg.grpo_every == 0:
+                item = data.train.checkable[(st.step // cfg.grpo_every) % len(data.train.checkable)]
+                part, reward = grpo_loss(model, tok, item, cfg, gen)
+                st.reward.append(round(reward, 4))
+                if part is not None:
+                    loss = loss + part
+            if loss.requires_grad:
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(params, 1.0)
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+            st.step += 1
+            if on_step:
+                on_step(st.step, cfg.steps)
+            if st.step % 5 == 0 or st.step == cfg.steps:
+                echo(
+                    f"  step {st.step}/{cfg.steps} sft {st.sft[-1] if st.sft else '-'} "
+                    f"dpo {st.dpo[-1] if st.dpo else '-'} kl {st.kl[-1] if st.kl else '-'} "
+                    f"reward {st.reward[-1:] or '-'}"
+                )
+    except CancelledError:  # mid-step (see _stops): that step is dropped, the rest kept
+        opt.zero_grad(set_to_none=True)
+        st = kept
+    if st.step < cfg.steps:
+        _save_resume(resume, model, opt, st)
+        return st
     resume.unlink(missing_ok=True)
     return st
 

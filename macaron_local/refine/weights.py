@@ -8,12 +8,13 @@ pipeline works in GGUF tensor space. Must not import torch or llama.cpp.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from macaron_local.errors import RefineError
+from macaron_local.errors import CancelledError, RefineError
 
 _SKIP_KEYS = ("GGUF.", "general.architecture", "general.file_type")
 
@@ -32,8 +33,9 @@ class GGUFWeights:
         return self.fields.get(f"{self.arch}.{key}", self.fields.get(key, default))
 
 
-def read_weights(path: Path | str) -> GGUFWeights:
-    """Read every tensor of the GGUF at ``path`` as float32 (4 s for the 135M Q4_1 base)."""
+def read_weights(path: Path | str, *, stop_if: Callable[[], bool] | None = None) -> GGUFWeights:
+    """Read every tensor of the GGUF at ``path`` as float32 (4 s for the 135M Q4_1 base).
+    ``stop_if`` is asked before each tensor: once it is true, :class:`CancelledError`."""
     import gguf
 
     path = Path(path)
@@ -47,6 +49,8 @@ def read_weights(path: Path | str) -> GGUFWeights:
             fields[name] = f.contents()
     tensors: dict[str, np.ndarray] = {}
     for t in reader.tensors:
+        if stop_if is not None and stop_if():
+            raise CancelledError(f"stopped while reading {path.name}")
         shape = tuple(int(x) for x in reversed(t.shape.tolist()))
         data = gguf.quants.dequantize(t.data, t.tensor_type)
         tensors[t.name] = np.ascontiguousarray(data, dtype=np.float32).reshape(shape)

@@ -89,12 +89,53 @@ def test_cancelled_run_registers_nothing_and_resumes(corrected) -> None:  # noqa
 
     db, profile = corrected
     cancel = threading.Event()
-    cancel.set()
     report = run_refine(
-        "L0", profile=profile, db=db, config=_config(), cancel=cancel, echo=lambda s: None
+        "L0",
+        profile=profile,
+        db=db,
+        config=_config().model_copy(update={"steps": 3}),
+        cancel=cancel,
+        echo=lambda s: None,
+        on_step=lambda step, total: cancel.set(),  # the user cancels after the first step
     )
-    assert report.status == "cancelled" and report.revision is None and report.steps == 0
+    assert report.status == "cancelled" and report.revision is None and report.steps == 1
     assert lineage.store_snapshot() == {}  # no revision, not even a partial file
     assert lineage.get_policy(profile.id).serving == {}
     assert _resume_path(report.run_id).is_file()  # trainer state waits in the cache
     assert not any(lineage.adapters_dir().parent.glob("adapters/*.part"))
+
+
+@pytest.mark.timeout(600)
+def test_a_cancel_stops_the_run_inside_its_first_measurement(corrected) -> None:  # noqa: ANN001
+    """The cancel comes while the base is being measured (minutes on a busy machine): the
+    next forward pass ends the run, not the end of the measurement or of the next step."""
+    from macaron_local.refine import lineage
+    from macaron_local.refine.loop import run_refine
+
+    db, profile = corrected
+    cancel = threading.Event()
+    lines: list[str] = []
+
+    def echo(line: str) -> None:  # the first line is printed just before the measurement
+        lines.append(line)
+        cancel.set()
+
+    report = run_refine("L0", profile=profile, db=db, config=_config(), cancel=cancel, echo=echo)
+    assert report.status == "cancelled" and report.steps == 0 and report.revision is None
+    assert report.before == {}  # the measurement did not run to its end
+    assert not any("gate metrics" in line for line in lines)
+    assert lineage.store_snapshot() == {}
+
+
+def test_a_run_cancelled_before_it_starts_reads_no_weights(corrected) -> None:  # noqa: ANN001
+    from macaron_local.refine.loop import run_refine
+
+    db, profile = corrected
+    cancel = threading.Event()
+    cancel.set()
+    lines: list[str] = []
+    report = run_refine(
+        "L0", profile=profile, db=db, config=_config(), cancel=cancel, echo=lines.append
+    )
+    assert report.status == "cancelled" and report.steps == 0
+    assert lines == []  # it stopped while reading the base, before the model was built

@@ -9,6 +9,7 @@ is all that LoRA and training rely on. Add an architecture by adding one module 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,9 @@ def build(weights: Any) -> Any:
     return importlib.import_module(module).from_weights(weights)
 
 
-def load_base(path: Path | str) -> Any:
-    """Read a GGUF base model and build its frozen float32 torch model."""
+def load_base(path: Path | str, *, stop_if: Callable[[], bool] | None = None) -> Any:
+    """Read a GGUF base model and build its frozen float32 torch model; ``stop_if`` is asked
+    before each tensor is read (a cancelled run does not finish loading first)."""
     from macaron_local.refine.weights import read_weights
 
-    return build(read_weights(path))
+    return build(read_weights(path, stop_if=stop_if))
