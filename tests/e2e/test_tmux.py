@@ -82,7 +82,7 @@ def test_ask_then_cancel_in_a_real_terminal(app_in_tmux: Path) -> None:
 
     tmux("send-keys", "-t", SESSION, "-l", "tell me a long story about the sea")
     tmux("send-keys", "-t", SESSION, "Enter")
-    wait_until(lambda: "Esc cancels" in screen(), "the second turn to start", timeout=30)
+    wait_until(lambda: "Esc cancels" in screen(), "the second turn to start", timeout=120)
     tmux("send-keys", "-t", SESSION, "Escape")
     wait_until(lambda: "rolled back" in screen(), "the cancel notice", timeout=120)
     assert [r for r, _ in turns(db)] == ["say hello"]  # nothing from the cancelled turn

@@ -99,7 +99,7 @@ def start_server(home: Path, *args: str, env: dict[str, str] | None = None) -> S
         proc.wait(30)
         raise AssertionError(f"no address printed: {line!r}\n{log.read_text()}")
     server = Server(proc, found.group(0), home, log)
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         status, body = server.health()
         if status == 200:

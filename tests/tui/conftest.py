@@ -43,8 +43,9 @@ def notes(app: MacaronApp) -> list[str]:
     return seen
 
 
-async def wait_for(pilot: Pilot, cond: Callable[[], object], timeout: float = 30.0) -> None:
-    """Let the app run until ``cond()`` is true (fails the test after ``timeout``)."""
+async def wait_for(pilot: Pilot, cond: Callable[[], object], timeout: float = 120.0) -> None:
+    """Let the app run until ``cond()`` is true (fails the test after ``timeout``, which is
+    generous: it only bounds a failure, and a busy machine is slow)."""
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not cond():

@@ -151,8 +151,8 @@ async def test_nolearn_marks_the_chat_and_nothing_more_is_kept(tmp_path: Path) -
         assert experience.rows(db) == []  # what was kept from it is gone too
         [row] = app.chat.query_one(Sidebar).rows
         assert row.text == f"{NOLEARN}private"
-        await pilot.pause(0.3)
-        assert "not learning from this chat" in str(app.chat.query_one("#status").render())
+        status = app.chat.query_one("#status")
+        await wait_for(pilot, lambda: "not learning from this chat" in str(status.render()))
         # what the runtime does right after each commit: keeps nothing from this chat
         turn = commit(db, sid, "another secret", "noted")
         assert experience.record_turn(db, profile, turn) is None

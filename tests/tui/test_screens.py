@@ -170,13 +170,26 @@ async def test_help_lists_keys_with_overrides(scripted: ScriptedAssistant) -> No
         assert not isinstance(app.screen, HelpScreen)
 
 
+def palette_offers(app: MacaronApp, text: str) -> bool:
+    """The open command palette lists a command matching ``text`` (its search is a worker)."""
+    from textual.command import CommandList, CommandPalette
+
+    screen = app.screen
+    if not isinstance(screen, CommandPalette):
+        return False
+    options = screen.query_one(CommandList)
+    return any(
+        text in str(options.get_option_at_index(i).prompt) for i in range(options.option_count)
+    )
+
+
 async def test_command_palette_runs_slash_commands(app: MacaronApp) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, "something")
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"/timings")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: palette_offers(app, "/timings"))
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.chat.query_one("#chat").has_class("-timings"))
 

@@ -208,7 +208,7 @@ def test_a_later_start_restores_the_routers_prompt_from_disk(
     from macaron_local.turns.route import ROUTE_SLOT, route_messages
 
     saved = runtime_home / "cache" / "kv"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 300
     while not list(saved.glob("*.kv")) and time.monotonic() < deadline:
         time.sleep(0.2)  # the first start's background read and save
     assert list(saved.glob("*.kv"))
