@@ -157,7 +157,8 @@ class Repl:
 
     @property
     def pid(self) -> int | None:
-        return self._child.proc.pid if self._child else None
+        """The child's Python as the host sees it (in a sandbox: its PID 1)."""
+        return self._child.pid if self._child else None
 
     def _stop(self) -> None:
         if self._child is not None:
