@@ -172,12 +172,14 @@ async def chat(state: ServerState, request: Request) -> Response:
     rt = state.runtime
     assert rt is not None and state.pool is not None and state.conversations is not None
     try:
-        req = wire.parse_request(await request.body())
+        req = wire.parse_request(await _body(request, state.settings.max_body_bytes))
         conversation = request.headers.get(CONVERSATION_HEADER)
         if conversation is not None and not valid_conversation_id(conversation):
             raise wire.BadRequest(
                 f"{CONVERSATION_HEADER} must be 1-200 characters of letters, digits and ._:@/+=-"
             )
+    except TooLarge as exc:
+        return _error(413, str(exc), "invalid_request_error", code="body_too_large")
     except wire.BadRequest as exc:
         return _error(400, str(exc), "invalid_request_error", param=exc.param)
     label = wire.pinned_label(req.model, rt.profile.labels)
@@ -232,7 +234,8 @@ async def _complete(job: Job, request: Request, model: str, extra: dict[str, Any
     kind, data = waiter.result()
     if kind == "error":
         return _turn_error(data)
-    usage = await asyncio.get_running_loop().run_in_executor(None, data.tally.usage)
+    # the summary is still being written: the reply does not wait for it (summary_pending)
+    usage = data.tally.usage(wait_summary=False)
     return JSONResponse(wire.completion_body(wire.new_id(), model, data, usage, **extra))
 
 
@@ -254,6 +257,8 @@ async def _sse(
                 yield wire.chunk(cid, model, {"role": "assistant", "content": ""}, ext=ext)
             elif kind == "text":
                 yield wire.chunk(cid, model, {"content": data})
+            elif kind == "notice":  # a failover: the client drops the text streamed so far
+                yield wire.chunk(cid, model, {}, ext=wire.notice_ext(data))
             elif kind == "error":
                 status, body = _error_parts(data)
                 yield wire.sse(body)
@@ -286,6 +291,25 @@ class _CancellingStream(StreamingResponse):
             await super().__call__(scope, receive, send)
         finally:
             self.job.cancel.set()
+
+
+class TooLarge(Exception):  # noqa: N818 - a signal to the HTTP edge
+    pass
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    """The request body, refused (:class:`TooLarge`) as soon as it passes ``limit`` bytes: a
+    declared length is checked before anything is read, a chunked body as it arrives."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise TooLarge(f"the body has {declared} bytes; this server takes at most {limit}")
+    parts, size = [], 0
+    async for part in request.stream():
+        size += len(part)
+        if size > limit:
+            raise TooLarge(f"the body passed {limit} bytes, the most this server takes")
+        parts.append(part)
+    return b"".join(parts)
 
 
 # --- errors and auth -------------------------------------------------------------------------

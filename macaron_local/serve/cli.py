@@ -44,6 +44,13 @@ from macaron_local.serve.settings import ServeSettings, check_bind, is_loopback,
     help="Requests that may wait; beyond: 429.",
 )
 @click.option(
+    "--max-body-bytes",
+    default=8 << 20,
+    show_default=True,
+    type=click.IntRange(1024, 1 << 30),
+    help="Largest request body; beyond: 413.",
+)
+@click.option(
     "--log-level",
     default="warning",
     show_default=True,
@@ -51,7 +58,13 @@ from macaron_local.serve.settings import ServeSettings, check_bind, is_loopback,
 )
 @edge
 def serve(
-    host: str, port: int, profile: str | None, concurrency: int, queue_size: int, log_level: str
+    host: str,
+    port: int,
+    profile: str | None,
+    concurrency: int,
+    queue_size: int,
+    max_body_bytes: int,
+    log_level: str,
 ) -> None:
     """Serve the assistant as an OpenAI-compatible API (docs/api.md).
 
@@ -65,6 +78,7 @@ def serve(
         token=resolve_token(),
         concurrency=concurrency,
         queue=queue_size,
+        max_body_bytes=max_body_bytes,
     )
     check_bind(settings)
     _check_profile(profile)

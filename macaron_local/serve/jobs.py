@@ -23,7 +23,7 @@ from macaron_local.store import get_session
 from macaron_local.turns.pipeline import Runtime
 from macaron_local.turns.route import RouteResult
 
-Emit = Callable[[str, Any], None]  # ("route", RouteInfo) | ("text", str)
+Emit = Callable[[str, Any], None]  # ("route", RouteInfo) | ("text", str) | ("notice", Notice)
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,8 @@ class Outcome:
     tally: Tally
     session_id: str | None = None
     turn_id: str | None = None
+    backend: str = "local"  # local | remote: who wrote the answer
+    failover_reason: str | None = None  # why a turn meant for the remote ran locally
 
 
 def conversation_turn(
@@ -90,9 +92,19 @@ def conversation_turn(
             on_route=on_route,
             on_text=lambda piece: emit("text", piece),
             cancel=cancel,
+            on_notice=lambda notice: emit("notice", notice),
         )
     finish = "length" if result.meta.get("finish") == "length" else "stop"
-    return Outcome(result.answer, finish, routed[-1], tally, result.session, result.turn)
+    return Outcome(
+        result.answer,
+        finish,
+        routed[-1],
+        tally,
+        result.session,
+        result.turn,
+        result.backend,
+        result.failover_reason,
+    )
 
 
 def stateless_turn(

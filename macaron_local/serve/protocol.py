@@ -71,9 +71,14 @@ class ChatRequest(BaseModel):
 
 
 def parse_request(body: bytes) -> ChatRequest:
-    """A validated request whose last message is the user's; :class:`BadRequest` otherwise."""
+    """A validated request whose last message is the user's; :class:`BadRequest` otherwise
+    (also for a body that is not UTF-8 or nests deeper than the parser's recursion limit)."""
     try:
-        req = ChatRequest.model_validate(json.loads(body or b"null"))
+        req = ChatRequest.model_validate(json.loads((body or b"null").decode("utf-8")))
+    except UnicodeDecodeError as exc:
+        raise BadRequest(f"the body is not UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    except RecursionError as exc:
+        raise BadRequest("the body nests too deeply") from exc
     except json.JSONDecodeError as exc:
         raise BadRequest(f"the body is not JSON: {exc}") from exc
     except ValidationError as exc:
@@ -107,7 +112,9 @@ def extension(route: RouteInfo, outcome: Outcome | None = None, **extra: Any) ->
     if data["route_error"] is None:
         del data["route_error"]
     if outcome is not None:
-        data.update(session=outcome.session_id, turn=outcome.turn_id)
+        data.update(session=outcome.session_id, turn=outcome.turn_id, backend=outcome.backend)
+        if outcome.failover_reason is not None:
+            data["failover_reason"] = outcome.failover_reason
     data.update(extra)
     return data
 
@@ -157,6 +164,19 @@ def chunk(
     if ext is not None:
         body[EXTENSION] = ext
     return sse(body)
+
+
+def notice_ext(notice: Any) -> dict[str, Any]:
+    """The extension of a stream event telling the client about a failover (the remote text
+    streamed before it is void: ``discarded_chars``) or a wait."""
+    return {
+        "notice": {
+            "kind": notice.kind,
+            "reason": notice.reason,
+            "message": notice.message,
+            "discarded_chars": notice.discarded_chars,
+        }
+    }
 
 
 def sse(body: dict[str, Any]) -> str:

@@ -32,6 +32,7 @@ class ServeSettings(BaseModel):
     concurrency: int = Field(default=4, ge=1, le=256)  # turns handed to the runtime at once
     queue: int = Field(default=32, ge=0, le=4096)  # requests waiting for one of those
     retry_after_s: int = Field(default=2, ge=1, le=3600)
+    max_body_bytes: int = Field(default=8 << 20, ge=1024, le=1 << 30)  # beyond: 413
 
 
 def is_loopback(host: str) -> bool:
