@@ -6,6 +6,11 @@ in a fresh temporary world (``bench/agent_tasks/seed.py``) with a fixed clock; t
 composes calls in the sandboxed REPL (```repl blocks), the discrete mode calls one tool per
 model turn (```call blocks). Prints success rate and model round-trips per task and mode.
 
+``python bench/agent.py --repl-timing`` instead times the REPL itself, the old in-process
+confinement (``isolation = "in-process"``: rlimits, a network namespace, the audit hook) against
+the OS sandbox (bubblewrap + seccomp) in the same run: start-up of a fresh REPL, the round trip
+of a trivial block, and of a block that calls one host tool; medians, and new/old ratios.
+
 A benchmark, not a test: it asserts nothing and is never collected by pytest. Writes only to
 its temporary folders (and ``--json``).
 """
@@ -18,6 +23,7 @@ import json
 import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
@@ -159,6 +165,49 @@ def summarise(rows: list[dict[str, Any]], modes: list[str]) -> None:
         )
 
 
+def _median_ms(fn: Callable[[], object], reps: int) -> float:
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+def repl_timing(registry: ToolRegistry, starts: int, blocks: int) -> dict[str, dict[str, float]]:
+    """Start-up and block round trips per isolation mode (medians, milliseconds)."""
+    out: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="agent-timing-") as tmp:
+        ws = Path(tmp, "workspace")
+        ctx = ToolContext(workspace=ws, data_dir=Path(tmp, "data"), clock=lambda: NOW)
+        gate = ToolGate(registry, allow=["*"], context=ctx)
+        for mode in ("in-process", "os"):
+            policy = SandboxPolicy(workspace=str(ws), isolation=mode)  # type: ignore[arg-type]
+
+            def start(policy: SandboxPolicy = policy) -> None:
+                with Repl(policy, gate) as repl:
+                    repl.run("1")
+
+            with Repl(policy, gate) as repl:
+                repl.run("1")  # warm
+                row = {
+                    "startup_ms": _median_ms(start, starts),
+                    "block_ms": _median_ms(lambda r=repl: r.run("x = 1\nx + 1"), blocks),
+                    "tool_block_ms": _median_ms(lambda r=repl: r.run("clock.now()"), blocks),
+                }
+                row["isolation"] = repl.isolation  # type: ignore[assignment]
+            out[mode] = row
+    return out
+
+
+def print_timing(rows: dict[str, dict[str, float]]) -> None:
+    old, new = rows["in-process"], rows["os"]
+    print(f"{'':16}{'in-process':>18}{'os sandbox':>14}{'new/old':>10}")
+    print(f"{'isolation':16}{old['isolation']:>18}{new['isolation']:>14}")
+    for key in ("startup_ms", "block_ms", "tool_block_ms"):
+        print(f"{key:16}{old[key]:>18.2f}{new[key]:>14.2f}{new[key] / old[key]:>9.2f}x")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mode", choices=["repl", "fc", "both"], default="both")
@@ -172,12 +221,23 @@ def main(argv: list[str] | None = None) -> int:
         default=MAX_STEPS,
         help="model round-trips before a task counts as failed",
     )
+    ap.add_argument(
+        "--repl-timing", action="store_true", help="time the REPL (in-process vs OS sandbox)"
+    )
+    ap.add_argument("--starts", type=int, default=20, help="fresh REPLs timed per mode")
+    ap.add_argument("--blocks", type=int, default=300, help="blocks timed per mode")
     args = ap.parse_args(argv)
     modes = ["repl", "fc"] if args.mode == "both" else [args.mode]
     tasks = [t for t in TASKS if not args.tasks or t.id in args.tasks.split(",")]
     manager = PluginManager(entry_points=False, user_dir=Path("/nonexistent"))
     manager.load()
     registry = manager.registry()
+    if args.repl_timing:
+        timing = repl_timing(registry, args.starts, args.blocks)
+        print_timing(timing)
+        if args.json:
+            args.json.write_text(json.dumps(timing, indent=1))
+        return 0
     if args.model:
         from macaron_local.turns.pipeline import Runtime
 
