@@ -21,6 +21,7 @@ def list_cmd() -> None:
     """Show every plugin, where it comes from, its state and the tools it adds."""
     manager = PluginManager()
     manager.load()
+    manager.registry()  # finds the tool-name conflicts
     rows = manager.plugins()
     if not rows:
         click.echo("no plugins found")
@@ -29,6 +30,9 @@ def list_cmd() -> None:
     for p in rows:
         detail = ", ".join(p.tools) if p.status == "loaded" else p.error
         click.echo(f"{p.name:<{width}}  {p.source:<10}  {p.status:<8}  {detail}".rstrip())
+    for event in manager.events:
+        if event.kind == "conflict":
+            click.echo(f"conflict: {event.plugin}: {event.message}")
 
 
 def _known(name: str) -> None:

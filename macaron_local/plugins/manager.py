@@ -4,12 +4,16 @@ Owns discovery (the bundled ``macaron_local.bundled.plugins`` package, the entry
 ``macaron_local.plugins``, the user folder ``<config_dir>/plugins``), the enabled/disabled state,
 calling each plugin's hooks in a worker thread under a timeout (a plugin that raises or hangs
 becomes a ``failed`` entry and a :class:`PluginEvent`, never an exception that takes the app
-down), and safe reload (the old version stays when the new one fails). It must not run tools
-(the gate does) nor watch files itself (``reload.py`` enqueues paths; ``process`` applies them).
+down), and safe reload (the old version stays when the new one fails). A plugin's imports and
+hooks print to stderr, never stdout (which ``--json`` owns). A tool name taken by two plugins
+goes to the bundled one, then an installed one, then the user's, and the loser is reported as a
+``conflict``. It must not run tools (the gate does) nor watch files itself (``reload.py``
+enqueues paths; ``process`` applies them).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
 import importlib.util
@@ -35,6 +39,7 @@ BUNDLED_PACKAGE = "macaron_local.bundled.plugins"
 USER_PACKAGE = "macaron_user_plugins"
 HOOKS = ("register_tools", "register_skills", "register_components", "register_commands")
 Source = Literal["bundled", "entrypoint", "user"]
+PRECEDENCE: dict[str, int] = {"bundled": 0, "entrypoint": 1, "user": 2}  # who keeps a tool name
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,8 @@ def call_with_timeout(fn: Callable[[], Any], timeout_s: float, what: str) -> Any
 
     def target() -> None:
         try:
-            box["value"] = fn()
+            with stdout_to_stderr():
+                box["value"] = fn()
         except BaseException as exc:  # noqa: BLE001 - reported as PluginError below
             box["error"] = exc
 
@@ -134,6 +140,26 @@ def call_with_timeout(fn: Callable[[], Any], timeout_s: float, what: str) -> Any
         exc = box["error"]
         raise PluginError(f"{what} failed: {type(exc).__name__}: {exc}") from exc
     return box.get("value")
+
+
+_swap_lock = threading.Lock()
+_swapped: list[Any] = []  # the real sys.stdout, while plugin code runs (one entry per caller)
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Any:
+    """What plugin code prints goes to stderr: stdout carries ``--json``'s one object. The swap
+    of ``sys.stdout`` is process-wide, so overlapping callers share one (counted under a lock)."""
+    with _swap_lock:
+        _swapped.append(_swapped[0] if _swapped else sys.stdout)
+        sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        with _swap_lock:
+            real = _swapped.pop()
+            if not _swapped:
+                sys.stdout = real
 
 
 @dataclass
@@ -332,18 +358,22 @@ class PluginManager:
         return [self._infos[n] for n in sorted(self._infos)]
 
     def registry(self) -> ToolRegistry:
-        """A fresh registry of every loaded plugin's tools (first plugin wins a name)."""
+        """A fresh registry of every loaded plugin's tools. A name two plugins register goes to
+        the bundled one, then an installed one, then the user's (a user plugin cannot take over
+        a bundled tool); each loser is a ``conflict`` event (once)."""
         reg = ToolRegistry()
         with self._lock:
-            for name in sorted(self._loaded):
+            order = sorted(self._loaded, key=lambda n: (PRECEDENCE[self._loaded[n].info.source], n))
+            for name in order:
                 regs = self._loaded[name].regs
                 for module, text in regs.modules.items():
-                    reg.describe_module(module, text)
+                    if module not in reg.modules:  # nor the router's line for its module
+                        reg.describe_module(module, text)
                 for spec in regs.tools:
                     try:
                         reg.add(spec)
                     except PluginError as exc:
-                        self._event("conflict", name, str(exc))
+                        self._event_once("conflict", name, f"{exc}; plugin {name!r}'s is ignored")
         return reg
 
     def skills(self, label: str) -> list[str]:
@@ -376,6 +406,10 @@ class PluginManager:
         ev = PluginEvent(kind, plugin, message)
         self.events.append(ev)
         return ev
+
+    def _event_once(self, kind: str, plugin: str, message: str) -> None:
+        if not any((e.kind, e.plugin, e.message) == (kind, plugin, message) for e in self.events):
+            self._event(kind, plugin, message)
 
 
 def load_file(path: Path) -> types.ModuleType:
