@@ -18,7 +18,6 @@ from macaron_local.facade import AssistantProtocol, RefineHandle
 from macaron_local.tui.errors import report
 from macaron_local.tui.palette import MacaronCommands
 from macaron_local.tui.screens.chat import ChatScreen
-from macaron_local.tui.screens.explainer import ExplainerScreen
 from macaron_local.tui.screens.help import HelpScreen
 from macaron_local.tui.screens.profiles import ProfilesScreen
 from macaron_local.tui.screens.refine import RefineScreen
@@ -68,7 +67,6 @@ class MacaronApp(App[None]):
         listen = getattr(self.assistant, "set_reload_listener", None)  # the real facade's
         if listen is not None:
             listen(self.reload_notice)
-        self.explain_experience()
 
     def reload_notice(self, kind: str, message: str) -> None:
         """Hot reload, from a watcher thread: a saved profile or plugin is live, or was refused
@@ -84,17 +82,18 @@ class MacaronApp(App[None]):
         )
 
     def explain_experience(self) -> None:
-        """First run (the user never chose): explain experience logging and ask."""
+        """First run (the user never chose): explain experience logging in a banner that asks
+        without taking the input's keys (the chat screen calls this once it is mounted)."""
         try:
             status = self.assistant.experience_status()
         except MacaronError as exc:
             report(self, exc)
             return
         if status.choice is None:
-            self.push_screen(ExplainerScreen(), self.set_experience)
+            self.chat.show_explainer()
 
     def set_experience(self, on: bool | None) -> None:
-        """Store the user's choice about experience logging (Settings and the explainer)."""
+        """Store the user's choice about experience logging (Settings and the banner)."""
         if on is None:
             return
         try:

@@ -23,11 +23,11 @@ from macaron_local.tui.commands import COMMANDS
 from macaron_local.tui.palette import MacaronCommands
 from macaron_local.tui.screens.chat import ChatScreen
 from macaron_local.tui.screens.confirm import ConfirmScreen
-from macaron_local.tui.screens.explainer import ExplainerScreen
 from macaron_local.tui.screens.help import HelpScreen
 from macaron_local.tui.screens.refine import RefineScreen
 from macaron_local.tui.screens.settings import SettingsScreen
 from macaron_local.tui.settings import Settings
+from macaron_local.tui.widgets.banner import ExperienceBanner
 from macaron_local.tui.widgets.messages import AssistantMessage
 from macaron_local.tui.widgets.sidebar import NOLEARN, Sidebar
 from tests.experience.helpers import commit
@@ -76,18 +76,19 @@ async def test_first_run_explains_and_stores_the_choice_once(tmp_path: Path) -> 
     app, _, _ = real_app(tmp_path)
     assert user_choice() is None
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, ExplainerScreen))
+        await wait_for(pilot, lambda: app.screen.query(ExperienceBanner))
         text = str(app.screen.query_one("#explainer-text", Static).render())
         assert "Nothing leaves this machine" in text and "macaron experience purge" in text
-        assert app.screen.focused is app.screen.query_one("#not-now")  # Enter never opts in
+        assert isinstance(app.screen, ChatScreen)  # a notice above the chat, not a modal
+        assert app.screen.focused is app.screen.query_one("#prompt")  # Enter never opts in
         await press_button(pilot, "#keep")
-        await wait_for(pilot, lambda: isinstance(app.screen, ChatScreen))
+        await wait_for(pilot, lambda: not app.screen.query(ExperienceBanner))
     assert user_choice() is True
     again, _, _ = real_app(tmp_path)
     async with again.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert isinstance(again.screen, ChatScreen)
-        assert not again.query(ExplainerScreen)
+        assert not again.screen.query(ExperienceBanner)
 
 
 async def test_escape_on_the_explainer_means_not_now(
@@ -95,9 +96,10 @@ async def test_escape_on_the_explainer_means_not_now(
 ) -> None:
     scripted.experience_choice = None
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, ExplainerScreen))
+        await wait_for(pilot, lambda: app.chat.query(ExperienceBanner))
+        app.chat.query_one("#keep").focus()  # Tabbed to the notice's buttons, Esc is "Not now"
         await pilot.press("escape")
-        await wait_for(pilot, lambda: isinstance(app.screen, ChatScreen))
+        await wait_for(pilot, lambda: not app.chat.query(ExperienceBanner))
     assert scripted.experience_choice is False
 
 

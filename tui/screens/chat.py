@@ -15,13 +15,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Header, Input, Static, TextArea
 
 from macaron_local.errors import MacaronError, TurnError
 from macaron_local.facade import NO_REMOTE, SPECIALISTS, TurnItem, split_remote
@@ -31,9 +31,16 @@ from macaron_local.tui.errors import report
 from macaron_local.tui.screens.ask import AskScreen
 from macaron_local.tui.screens.chat_sessions import SessionActions
 from macaron_local.tui.screens.confirm import ConfirmScreen, Questions, answer
+from macaron_local.tui.widgets.banner import KEEP_KEY, NOT_NOW_KEY, ExperienceBanner
 from macaron_local.tui.widgets.genui import GenUIView
 from macaron_local.tui.widgets.inspector import Inspector
-from macaron_local.tui.widgets.messages import AssistantMessage, Note, UserMessage, code_blocks
+from macaron_local.tui.widgets.messages import (
+    AssistantMessage,
+    Note,
+    QueuedMessage,
+    UserMessage,
+    code_blocks,
+)
 from macaron_local.tui.widgets.prompt import PromptInput
 from macaron_local.tui.widgets.sidebar import Sidebar
 
@@ -55,6 +62,16 @@ class TurnJob:
     ui: tuple[Any, Any, str | None] | None = None  # (action, document, its turn) for mode "ui"
 
 
+@dataclass
+class QueuedTurn:
+    """A message sent while a turn ran: it starts when that turn ends (Up takes it back)."""
+
+    text: str
+    label: str | None
+    remote: bool
+    widget: QueuedMessage
+
+
 class ChatScreen(SessionActions, Screen[None]):
     """The main screen."""
 
@@ -71,6 +88,8 @@ class ChatScreen(SessionActions, Screen[None]):
         Binding("ctrl+up", "select(-1)", "Previous answer", show=False, id="chat.select_prev"),
         Binding("ctrl+down", "select(1)", "Next answer", show=False, id="chat.select_next"),
         Binding("ctrl+l", "focus_prompt", "Input", show=False, id="chat.focus_prompt"),
+        Binding(KEEP_KEY, "experience(True)", "Keep experience", id="chat.keep_experience"),
+        Binding(NOT_NOW_KEY, "experience(False)", "Not now", id="chat.not_now"),
     ]
 
     def __init__(self) -> None:
@@ -82,6 +101,7 @@ class ChatScreen(SessionActions, Screen[None]):
         self.selected: AssistantMessage | None = None
         self._load_reported = False
         self.questions = Questions()  # yes/no questions the workers are waiting on
+        self.queued: list[QueuedTurn] = []  # sent while a turn ran: each starts when it ends
 
     def compose(self) -> ComposeResult:
         settings = self.app.settings  # type: ignore[attr-defined]
@@ -102,24 +122,71 @@ class ChatScreen(SessionActions, Screen[None]):
         self.set_interval(0.25, self.poll_status)
         self.poll_status()
         await self.refresh_sessions()
+        self.app.explain_experience()  # type: ignore[attr-defined]
 
     @property
     def assistant(self):  # noqa: ANN201 - the app's AssistantProtocol
         return self.app.assistant  # type: ignore[attr-defined]
 
+    # --- nothing typed is dropped ------------------------------------------------------------
+
+    def on_screen_resume(self) -> None:
+        """Back from any modal or screen: the input has the focus again."""
+        self.action_focus_prompt()
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key typed while the focus is elsewhere (an answer, the session list,
+        nothing at all during a screen change) goes to the input, unless it is a key the
+        focused widget binds (``c`` copies on an answer)."""
+        if not event.is_printable or event.character is None:
+            return
+        if isinstance(self.focused, TextArea | Input) or event.key in self.app.active_bindings:
+            return
+        event.stop()
+        event.prevent_default()
+        prompt = self.query_one(PromptInput)
+        self.set_focus(prompt)
+        prompt.insert(event.character)
+
+    def show_explainer(self) -> None:
+        """The first-run notice about experience logging, above the chat (not a modal)."""
+        if not self.query(ExperienceBanner):
+            self.query_one("#main").mount(ExperienceBanner(), before=0)
+            self.refresh_bindings()
+
+    @on(ExperienceBanner.Chosen)
+    async def experience_chosen(self, event: ExperienceBanner.Chosen) -> None:
+        await self.query_one(ExperienceBanner).remove()
+        self.refresh_bindings()
+        self.action_focus_prompt()
+        self.app.set_experience(event.keep)  # type: ignore[attr-defined]
+
+    def action_experience(self, keep: bool) -> None:
+        self.query_one(ExperienceBanner).action_choose(keep)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "experience":  # its keys are there only while the banner is
+            return bool(self.is_mounted and self.query(ExperienceBanner))
+        return True
+
     # --- status ----------------------------------------------------------------------------
 
     def poll_status(self) -> None:
+        """The one-line status; the key hint that matters now comes first, so a narrow chat
+        never cuts it off."""
         a = self.assistant
-        parts = [a.status]
+        parts = []
+        if self.job is not None:
+            parts.append("answering… Esc cancels")
+        if self.queued:
+            parts.append(f"{len(self.queued)} queued (Up on an empty input takes one back)")
+        parts.append(a.status)
         if self.pin:
             parts.append(f"pinned to {self.pin} {SPECIALISTS[self.pin]} (/auto to route)")
         if self.editing:
             parts.append("editing the last message (Enter sends a new branch)")
         if self.not_learning:
             parts.append("not learning from this chat (/nolearn)")
-        if self.job is not None:
-            parts.append("answering… Esc cancels")
         self.query_one("#status", Static).update(" · ".join(parts))
         if a.load_error is not None and not self._load_reported:
             self._load_reported = True
@@ -229,9 +296,12 @@ class ChatScreen(SessionActions, Screen[None]):
         ui: tuple[Any, Any, str | None] | None = None,
     ) -> None:
         if self.job is not None:
-            self.notify(
-                "A turn is still running; press Esc to cancel it first.", severity="warning"
-            )
+            if mode == "new":
+                await self._queue(text, label, remote)
+            else:
+                self.notify(
+                    "A turn is still running; press Esc to cancel it first.", severity="warning"
+                )
             return
         try:
             if self.session_id is None:
@@ -245,14 +315,61 @@ class ChatScreen(SessionActions, Screen[None]):
         chat = self.query_one("#chat", VerticalScroll)
         if mode in ("retry", "edit"):
             await self._drop_last(keep_user=mode == "retry")
-        if mode != "retry":
-            await chat.mount(UserMessage(text))
         widget = AssistantMessage(remote=remote)
-        await chat.mount(widget)
+        first_queued = next(iter(self.query(QueuedMessage)), None)  # new turns go above the queue
+        await chat.mount_all(
+            ([UserMessage(text)] if mode != "retry" else []) + [widget], before=first_queued
+        )
         chat.scroll_end(animate=False)
         self.job = TurnJob(mode, text, label, self.session_id or "", remote=remote, ui=ui)
         self.poll_status()
         self.turn_worker(widget, self.job)
+
+    async def _queue(self, text: str, label: str | None, remote: bool) -> None:
+        widget = QueuedMessage(self._as_typed(text, label, remote))
+        await self.query_one("#chat", VerticalScroll).mount(widget)
+        widget.scroll_visible(animate=False)
+        self.queued.append(QueuedTurn(text, label, remote, widget))
+        self._sync_queue()
+
+    def _sync_queue(self) -> None:
+        self.query_one(PromptInput).queued = len(self.queued)
+        self.poll_status()
+
+    async def _next_queued(self) -> None:
+        """The running turn ended well: the oldest queued message starts."""
+        if self.job is not None or not self.queued:
+            return
+        item = self.queued.pop(0)
+        await item.widget.remove()
+        self._sync_queue()
+        await self.start_turn("new", item.text, item.label, remote=item.remote)
+
+    @on(PromptInput.TakeBack)
+    async def take_back(self) -> None:
+        """Up on an empty input: the newest queued message comes back into it, unsent."""
+        if self.queued:
+            item = self.queued.pop()
+            await item.widget.remove()
+            self._sync_queue()
+            self.query_one(PromptInput).give_back(item.widget.text)
+
+    async def _withdraw_queue(self) -> list[str]:
+        """Every queued message, as typed, out of the queue (the turn before them failed)."""
+        items, self.queued = self.queued, []
+        for item in items:
+            await item.widget.remove()
+        self._sync_queue()
+        return [item.widget.text for item in items]
+
+    def _as_typed(self, text: str, label: str | None, remote: bool = False) -> str:
+        """``text`` as the user would type it again: a one-turn pin or /remote kept."""
+        if remote:
+            return f"/remote {text}"
+        if label is not None and label != self.pin:
+            name = next(k for k, v in PINS.items() if v == label)
+            return f"/{name} {text}"
+        return f"//{text}" if text.startswith("/") else text
 
     async def _drop_last(self, *, keep_user: bool) -> None:
         answers = list(self.query(AssistantMessage))
@@ -297,6 +414,7 @@ class ChatScreen(SessionActions, Screen[None]):
         if event.item is not None:
             self.select(event.widget)
             await self.refresh_sessions()
+            await self._next_queued()
         else:
             await self._turn_failed(job, event.error)
         self.poll_status()
@@ -314,14 +432,15 @@ class ChatScreen(SessionActions, Screen[None]):
 
     async def _turn_failed(self, job: TurnJob | None, error: Exception | None) -> None:
         cancelled = job is not None and job.cancel.is_set()
+        given = await self._withdraw_queue()  # what was queued behind it is not sent
         await self.show_history()
         chat = self.query_one("#chat", VerticalScroll)
+        if job is not None and job.mode in ("new", "edit") and cancelled:
+            given.insert(0, self._as_typed(job.text, job.label, job.remote))
+        self.query_one(PromptInput).give_back(*given)
         if cancelled:
             await chat.mount(Note(CANCELLED))
             self.notify(CANCELLED, title="Turn cancelled")
-            prompt = self.query_one(PromptInput)
-            if job is not None and job.mode in ("new", "edit") and not prompt.text:
-                prompt.load_text(job.text)
         else:
             await chat.mount(Note(f"The turn failed and was rolled back: {error}"))
             report(self.app, error if error is not None else TurnError("the turn failed"))
@@ -347,6 +466,7 @@ class ChatScreen(SessionActions, Screen[None]):
             return
         prompt = self.query_one(PromptInput)
         prompt.load_text(users[-1].text)
+        prompt.move_cursor(prompt.document.end)
         prompt.focus()
         self.editing = True
         self.poll_status()

@@ -64,6 +64,7 @@ class SessionActions(_Base):
             self.notify("A turn is running; wait for it or press Esc first.", severity="warning")
             return
         await self.open_session(event.session_id, event.turn_id)
+        self.action_focus_prompt()
 
     async def on_sidebar_search(self, event: Sidebar.Search) -> None:
         await self.refresh_sessions()
@@ -111,6 +112,7 @@ class SessionActions(_Base):
         sidebar.query_one("#search").focus()
 
     async def action_new_session(self, title: str = "") -> None:
+        self.action_focus_prompt()  # first: what is typed while the chat changes goes there
         if self.job is not None:
             self.notify("A turn is running; wait for it or press Esc first.", severity="warning")
             return
@@ -121,7 +123,6 @@ class SessionActions(_Base):
             return
         await self.open_session(sid)
         self.query_one(Inspector).show(None)
-        self.action_focus_prompt()
 
     async def rename(self, title: str, session_id: str | None = None) -> None:
         sid = session_id or self.session_id

@@ -63,6 +63,14 @@ class UserMessage(Static):
         self.text = text
 
 
+class QueuedMessage(Static):
+    """A message sent while a turn runs: shown as queued until that turn ends."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(f"queued · {text}", markup=False, classes="user -queued")
+        self.text = text  # as typed (a one-turn pin kept)
+
+
 class Note(Static):
     """A line from the app itself (cancelled turns, errors): not part of the conversation."""
 

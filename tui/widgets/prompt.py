@@ -1,7 +1,8 @@
 """The message input: multi-line, Enter sends, Ctrl+J (or Shift+Enter) breaks the line.
 
-Up on the first line and Down on the last walk the history of sent messages. Posts
-``PromptInput.Submitted``; knows nothing about turns or the assistant.
+Up on the first line and Down on the last walk the history of sent messages; Up on an empty
+input while messages are queued posts ``TakeBack`` instead (the screen gives the newest queued
+one back). Posts ``PromptInput.Submitted``; knows nothing about turns or the assistant.
 """
 
 from __future__ import annotations
@@ -27,12 +28,16 @@ class PromptInput(TextArea):
             super().__init__()
             self.text = text
 
+    class TakeBack(Message):
+        """Up on an empty input while ``queued`` > 0: take the newest queued message back."""
+
     def __init__(self, *, history_size: int = 200, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.sent: list[str] = []
         self.history_size = history_size
         self._at: int | None = None  # index while walking the history
         self._draft = ""
+        self.queued = 0  # messages waiting behind the running turn (set by the screen)
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "enter":
@@ -61,7 +66,18 @@ class PromptInput(TextArea):
         del self.sent[: max(0, len(self.sent) - self.history_size)]
         self._at = None
 
+    def give_back(self, *texts: str) -> None:
+        """Put ``texts`` (unsent messages) into the input after what is there, cursor at the
+        end: nothing the user typed is lost."""
+        parts = [t for t in (self.text.rstrip(), *texts) if t]
+        if parts:
+            self.load_text("\n\n".join(parts))
+            self.move_cursor(self.document.end)
+
     def action_cursor_up(self, select: bool = False) -> None:
+        if not self.text and self.queued and not select:
+            self.post_message(self.TakeBack())
+            return
         if self.cursor_location[0] == 0 and not select and self.sent:
             self._walk(-1)
         else:
