@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from macaron_local.serve.jobs import Outcome, RouteInfo
+from macaron_local.store.db import unicode_problem
 
 EXTENSION = "macaron"
 
@@ -89,6 +90,9 @@ def parse_request(body: bytes) -> ChatRequest:
         raise BadRequest("the last message must be the user's (role 'user')", param="messages")
     if not req.messages[-1].text().strip():
         raise BadRequest("the last user message is empty", param="messages")
+    for i, m in enumerate(req.messages):
+        if (problem := unicode_problem(m.text())) is not None:
+            raise BadRequest(f"messages.{i}: not valid Unicode text ({problem})", f"messages.{i}")
     return req
 
 

@@ -2,7 +2,8 @@
 
 Owns: the connection settings (WAL, foreign keys, busy timeout, synchronous=FULL), running the
 migrations on open, ``write_txn`` (``BEGIN IMMEDIATE`` ... ``COMMIT``), sortable ids and
-timestamps. Must not: resolve the default database path (the entry point does, with
+timestamps, and turning text SQLite cannot store (lone surrogates) into a StoreError. Must not:
+resolve the default database path (the entry point does, with
 ``paths.db_path()``), open anything at import time, or hold a module-level connection.
 
 Threads: **one connection per thread.** ``open_db`` is cheap after the first call (the migration
@@ -108,7 +109,23 @@ def write_txn(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
             conn.execute("ROLLBACK")
         if isinstance(exc, sqlite3.Error):
             raise StoreError(f"store write failed and was rolled back: {exc}") from exc
+        if isinstance(exc, UnicodeEncodeError):  # a lone surrogate cannot be stored as UTF-8
+            raise StoreError(
+                "the text is not valid Unicode (a lone surrogate at character "
+                f"{exc.start}); nothing was saved",
+                hint="remove the broken character and try again",
+            ) from exc
         raise
+
+
+def unicode_problem(text: str) -> str | None:
+    """Why ``text`` is not storable Unicode (a lone surrogate, from undecodable bytes or a JSON
+    escape), or None when it is."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"a lone surrogate at character {exc.start}"
+    return None
 
 
 def new_id() -> str:

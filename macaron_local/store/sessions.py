@@ -105,6 +105,7 @@ def fts_query(text: str) -> str | None:
     their FTS meaning. A last word made of letters/digits also matches as a prefix, so
     search-as-you-type finds "export" from "expo". None when there is nothing to search for.
     """
+    text = text.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate matches nothing
     words = text.replace("\x00", " ").split()  # FTS5 reads a query only up to a NUL
     if not words:
         return None

@@ -39,6 +39,7 @@ from macaron_local.store import (
     recover,
     summaries,
 )
+from macaron_local.store.db import unicode_problem
 from macaron_local.turns import adapters as adapter_bindings
 from macaron_local.turns.act import act, forward_cancel
 from macaron_local.turns.live import LiveReload, OnEvent
@@ -185,6 +186,8 @@ class Runtime(SummaryHops):
         server; if that fails, ``on_notice`` says why and the answer reruns locally.
         """
         started = time.perf_counter()
+        if (problem := unicode_problem(text)) is not None:  # undecodable argv, a JSON escape
+            raise TurnError(f"the request is not valid Unicode text ({problem}); nothing was saved")
         db = self.db()
         head = get_session(db, session_id).head_turn_id  # the checkpoint
         parent = head if parent_id == HEAD else parent_id  # retry/edit: branch from parent_id

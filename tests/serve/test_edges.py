@@ -78,13 +78,14 @@ def chat(text: str, model: str = "serve-edges:L0", **extra: object) -> bytes:
     "body",
     [
         b'{"messages": [{"role": "user", "content": "\xff\xfe hi"}]}',
+        b'{"messages": [{"role": "user", "content": "\\ud800 hi"}]}',
         b'{"messages": ' + b"[" * 30_000 + b"]" * 30_000 + b"}",
         b'{"messages": [{"role": "user", "content": "hi", "x": '
         + b"{" * 9_000
         + b"}" * 9_000
         + b"}]}",
     ],
-    ids=["invalid-utf8", "30000-deep", "deep-extra"],
+    ids=["invalid-utf8", "lone-surrogate", "30000-deep", "deep-extra"],
 )
 def test_a_body_it_cannot_read_is_a_400_json_error(edges: Server, body: bytes) -> None:
     status, data = post(edges, body)
