@@ -36,6 +36,10 @@ from macaron_local import paths
 from macaron_local.agent.sandbox import MIB, SandboxPolicy
 
 SANDBOX_UID = 65534  # "nobody" inside the user namespace
+NAMESPACES = (
+    "--unshare-all --unshare-user --disable-userns --cap-drop ALL --die-with-parent "
+    "--new-session --as-pid-1 --hostname repl"
+)
 ENV_PATH = "/usr/local/bin:/usr/bin:/bin"
 # the only files of macaron_local the child runs (bound read-only at their own paths)
 CHILD_FILES = ("__init__.py", "agent/__init__.py", "agent/child.py", "agent/sandbox.py")
@@ -164,53 +168,23 @@ def bwrap_command(
     if tool is None:
         raise FileNotFoundError("bwrap")
     home = policy.workspace if policy.filesystem != "none" else "/"
-    args = [
-        tool,
-        "--unshare-all",
-        "--unshare-user",
-        "--disable-userns",
-        "--uid",
-        str(SANDBOX_UID),
-        "--gid",
-        str(SANDBOX_UID),
-        "--cap-drop",
-        "ALL",
-        "--die-with-parent",
-        "--new-session",
-        "--as-pid-1",
-        "--hostname",
-        "repl",
-        "--clearenv",
-        "--setenv",
-        "PATH",
-        ENV_PATH,
-        "--setenv",
-        "LANG",
-        "C.UTF-8",
-        "--setenv",
-        "HOME",
-        home,
-        "--setenv",
-        "TMPDIR",
-        "/tmp",
-        "--setenv",
-        "PYTHONHASHSEED",
-        "0",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--tmpfs",
-        "/tmp",
-        *_runtime_binds(),
-        *_filesystem_binds(policy),
-        "--seccomp",
-        str(seccomp_fd),
-    ]
+    env = {
+        "PATH": ENV_PATH,
+        "LANG": "C.UTF-8",
+        "HOME": home,
+        "TMPDIR": "/tmp",
+        "PYTHONHASHSEED": "0",
+    }
+    args = [tool, *NAMESPACES.split(), "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+    if policy.network:
+        args.append("--share-net")
+    args.append("--clearenv")
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    args += "--proc /proc --dev /dev --tmpfs /tmp".split()
+    args += [*_runtime_binds(), *_filesystem_binds(policy), "--seccomp", str(seccomp_fd)]
     if info_fd is not None:
         args += ["--info-fd", str(info_fd)]
-    if policy.network:
-        args.insert(2, "--share-net")
     return [*args, "--", *(command or child_command())]
 
 
