@@ -18,7 +18,7 @@ from pathlib import Path
 import sqlite_utils
 
 from macaron_local import paths
-from macaron_local.agent.session import AgentSession
+from macaron_local.agent.session import AgentSession, repl_warnings
 from macaron_local.engine import Engine, EngineConfig, Sampling
 from macaron_local.errors import CancelledError, GrammarError, MacaronError, TurnError
 from macaron_local.genui.catalogue import default_catalogue
@@ -74,6 +74,7 @@ class Runtime(SummaryHops):
         self.warnings = warnings
         self.plugins, self.registry, plugin_warnings = load_plugins()
         self.warnings += plugin_warnings
+        self.warnings += repl_warnings(profile)  # no OS sandbox: the REPL is off
         self.profile_ref: str | Path = profile.source or profile.id  # what hot reload reloads
         self.reload_error: str | None = None  # a broken edit, while the old profile serves
         self._live: LiveReload | None = None
