@@ -19,11 +19,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from macaron_local import paths
 from macaron_local.errors import MacaronError
+
+if TYPE_CHECKING:
+    from macaron_local.refine.base import TrainingBase
 
 PINNED_LLAMA = "0.3.36"
 REBUILD_CPU = (
@@ -187,7 +191,8 @@ def profile_checks(name: str | None) -> Iterator[Check]:
 
 def model_checks() -> Iterator[Check]:
     from macaron_local.manager.store import check, model_files
-    from macaron_local.models import get_manifest
+    from macaron_local.models import get_manifest, locate
+    from macaron_local.refine.base import TrainingBase
     from macaron_local.turns import adapters as bindings
 
     profile = _PROFILE.get("profile")
@@ -212,6 +217,9 @@ def model_checks() -> Iterator[Check]:
             f" (sha256 {f.sha256[:12]}…)" if level == "ok" else f" {state.detail}".rstrip()
         )
         yield Check("models", f"{manifest.id} {f.role}", level, detail, fix)
+    base = TrainingBase(
+        locate(manifest), manifest.sha256, manifest.architecture, manifest.id, manifest
+    )
     try:
         resolved = bindings.resolve(profile, manifest)
     except MacaronError as exc:
@@ -230,7 +238,18 @@ def model_checks() -> Iterator[Check]:
                 f"macaron refine rollback {label}  (or pull the model)",
             )
         else:
-            yield Check("models", f"adapter {label}", "ok", f"revision {b.revision}: {path}")
+            yield _adapter_check(label, b.revision, Path(path), base)
+
+
+def _adapter_check(label: str, revision: str, path: Path, base: TrainingBase) -> Check:
+    """An adapter file present: ok only when it was made for the profile's base."""
+    from macaron_local.refine.base import check_adapter_base
+
+    try:
+        check_adapter_base(f"revision {revision[:12]}", base, path=path)
+    except MacaronError as exc:
+        return Check("models", f"adapter {label}", "fail", exc.message, exc.hint)
+    return Check("models", f"adapter {label}", "ok", f"revision {revision}: {path}")
 
 
 def keyring_checks() -> Iterator[Check]:

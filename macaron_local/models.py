@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import os
 import tomllib
 from pathlib import Path
 from typing import Literal
@@ -158,10 +159,7 @@ def verify(path: Path, expected_sha256: str, expected_size: int | None = None) -
             path=path,
             hint="run `macaron models verify` or re-install the model",
         )
-    key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
-    cache_file = paths.cache_dir() / "verified.json"
-    cache = _read_json(cache_file)
-    if cache.get(key) == expected_sha256:
+    if _verified_cache().get(_verified_key(path)) == expected_sha256:
         return
     actual = sha256_file(path)
     if actual != expected_sha256:
@@ -171,11 +169,26 @@ def verify(path: Path, expected_sha256: str, expected_size: int | None = None) -
             path=path,
             hint="the file is corrupt or not the one the manifest names; re-install it",
         )
-    cache[key] = actual
+    remember_verified(path, actual)
+
+
+def remember_verified(path: Path, sha256: str) -> None:
+    """Record that ``path`` as it is now (size, mtime) hashes to ``sha256``."""
+    cache_file = paths.cache_dir() / "verified.json"
+    cache = {**_verified_cache(), _verified_key(path): sha256}
     paths.ensure(cache_file.parent)
-    tmp = cache_file.with_suffix(".tmp")
+    tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(cache, indent=1))
     tmp.replace(cache_file)
+
+
+def _verified_key(path: Path) -> str:
+    st = path.stat()
+    return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+
+
+def _verified_cache() -> dict[str, str]:
+    return _read_json(paths.cache_dir() / "verified.json")
 
 
 def _read_json(path: Path) -> dict[str, str]:

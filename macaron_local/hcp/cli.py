@@ -63,6 +63,22 @@ def validate(profiles: tuple[str, ...]) -> None:
         raise click.ClickException(f"{failed} of {len(refs)} profile(s) are invalid")
 
 
+@hcp.command(name="new")
+@click.argument("name")
+@click.option("--base", "base_id", required=True, help="The base model's id (macaron models add).")
+@click.option("--gpu", is_flag=True, help="Extend tall-gpu (GPU offload) instead of tall-local.")
+def new_cmd(name: str, base_id: str, gpu: bool) -> None:
+    """A profile NAME for the base BASE_ID, its specialists untrained (base weights) until
+    `macaron refine bootstrap --profile NAME` trains them."""
+    from macaron_local.hcp.new import new_profile
+
+    with _errors():
+        path, profile = new_profile(name, base_id, parent="tall-gpu" if gpu else "tall-local")
+    click.echo(f"wrote {path} (extends {'tall-gpu' if gpu else 'tall-local'}, base {base_id})")
+    labels = ",".join(profile.labels)
+    click.echo(f"next: macaron refine bootstrap --profile {name} --labels {labels}")
+
+
 @hcp.command()
 @click.argument("name")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of TOML.")

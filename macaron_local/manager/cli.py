@@ -1,9 +1,10 @@
-"""``macaron models list|pull|verify|remove``: the model manager's command line."""
+"""``macaron models list|add|pull|verify|remove``: the model manager's command line."""
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -35,6 +36,22 @@ def list_cmd(do_hash: bool, as_json: bool) -> None:
         click.echo(f"  {m.name}")
         for s in states:
             _echo_state(s)
+
+
+@models_group.command("add")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--id", "model_id", help="The model's id (default: from the file name).")
+@edge
+def add_cmd(path: Path, model_id: str | None) -> None:
+    """Register the GGUF model at PATH as a base (the file stays where it is)."""
+    from macaron_local.manager.add import add_model
+
+    m = add_model(path, model_id)
+    click.echo(
+        f"added {m.id}: {m.architecture}, context {m.context_length}, "
+        f"{m.size / 2**20:.0f} MiB, sha256 {m.sha256[:12]}…"
+    )
+    click.echo(f"next: macaron hcp new NAME --base {m.id}")
 
 
 @models_group.command("pull")

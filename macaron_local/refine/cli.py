@@ -165,13 +165,15 @@ def train_cmd(
     from macaron_local.hcp import load_profile
     from macaron_local.refine import lineage
     from macaron_local.refine.arch import load_base
+    from macaron_local.refine.base import training_base
     from macaron_local.refine.bootstrap import examples_from_rows
     from macaron_local.refine.data import load_jsonl
     from macaron_local.refine.train import train
 
     profile = load_profile(profile_id)
     cfg = _config(kw)
-    base_path, base_sha = _base(base)
+    tb = training_base(profile, base)
+    base_path, base_sha = tb.path, tb.sha256
     examples = examples_from_rows(
         load_jsonl(data), label=label, profile=profile, tools=_tools(kw.get("tools_file"))
     )
@@ -208,14 +210,6 @@ def train_cmd(
             f"registered revision {rev.revision[:12]} "
             f"(serve it: macaron refine promote {label} {rev.revision[:12]})"
         )
-
-
-def _base(base: Path | None) -> tuple[Path, str]:
-    from macaron_local.models import EMBEDDED_ID, get_manifest, sha256_file, verified_path
-
-    if base is None:
-        return verified_path(EMBEDDED_ID), get_manifest(EMBEDDED_ID).sha256
-    return base, sha256_file(base)
 
 
 @refine.command("bootstrap")
@@ -256,22 +250,27 @@ def bootstrap_cmd(
 ) -> None:
     """Train the default specialists from the bundled data and write them into the manifest."""
     from macaron_local import paths
+    from macaron_local.errors import RefineError
     from macaron_local.hcp import load_profile
-    from macaron_local.models import EMBEDDED_ID, get_manifest
+    from macaron_local.models import load_manifest
+    from macaron_local.refine import lineage
+    from macaron_local.refine.base import training_base
     from macaron_local.refine.bootstrap import bootstrap
 
     profile = load_profile(profile_id)
-    if manifest is None:
-        manifest = get_manifest(EMBEDDED_ID).manifest_path or (
-            paths.bundled("models") / f"{EMBEDDED_ID}.toml"
+    tb = training_base(profile)  # the profile's base: its manifest gets the adapters
+    manifest = manifest or tb.manifest_path()
+    if load_manifest(manifest).sha256 != tb.sha256:
+        raise RefineError(
+            f"{manifest} describes another base than this profile's, {tb.describe()}",
+            hint="leave out --manifest: the profile's base manifest is the default",
         )
-    data_dir = data_dir or manifest.parent / "data"
+    data_dir = data_dir or paths.bundled("models") / "data"
     out_dir = out_dir or manifest.parent / "adapters"
-    base_path, base_sha = _base(None)
     built = bootstrap(
         profile=profile,
-        base=base_path,
-        base_sha256=base_sha,
+        base=tb.path,
+        base_sha256=tb.sha256,
         data_dir=data_dir,
         out_dir=out_dir,
         manifest=manifest,
@@ -282,6 +281,10 @@ def bootstrap_cmd(
         echo=click.echo,
         resume_from_shipped=resume_from_shipped,
     )
+    for b in built:  # a profile that does not serve its manifest's adapters gets them promoted
+        if profile.adapters[b.label].revision != "bundled":
+            lineage.promote(profile.id, b.label, b.revision, base=tb)
+            click.echo(f"{profile.id}: {b.label} -> {b.revision[:12]}")
     click.echo(f"{'label':<6}{'examples':>9}{'time s':>9}{'tok/s':>8}{'loss':>8}  revision")
     for b in built:
         click.echo(

@@ -19,13 +19,16 @@ import shutil
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from macaron_local import paths
 from macaron_local.errors import RefineError
 from macaron_local.models import sha256_file
+
+if TYPE_CHECKING:
+    from macaron_local.refine.base import TrainingBase
 
 
 class Revision(BaseModel):
@@ -178,12 +181,23 @@ def _save(policy: Policy) -> Policy:
     return policy
 
 
-def promote(profile_id: str, label: str, revision: str) -> Policy:
-    """Make ``revision`` serve ``label``; only the policy record changes."""
+def promote(
+    profile_id: str, label: str, revision: str, *, base: TrainingBase | None = None
+) -> Policy:
+    """Make ``revision`` serve ``label``; only the policy record changes. A revision trained
+    for another base than the profile's (``base``, else read from its manifest) is refused."""
+    from macaron_local.refine.base import check_adapter_base, profile_base
+
     rev = get_revision(revision)
     assert rev is not None
     if rev.label != label:
         raise RefineError(f"revision {rev.revision[:12]} was trained for {rev.label}, not {label}")
+    check_adapter_base(
+        f"revision {rev.revision[:12]} ({label})",
+        base or profile_base(profile_id),
+        base_sha256=rev.base_sha256,
+        path=rev.path,
+    )
     policy = get_policy(profile_id)
     previous = policy.serving.get(label)
     event = PolicyEvent(

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from macaron_local import paths
 from macaron_local.errors import CancelledError, RefineError
+from macaron_local.refine.base import TrainingBase, training_base
 from macaron_local.refine.data import Encoded
 from macaron_local.refine.gate import GateConfig, decide, plot_gate, plot_series
 from macaron_local.refine.lora import LoraConfig, attach_lora, detach_lora, export_lora, import_lora
@@ -361,7 +362,6 @@ def run_refine(
     """Train a new revision of ``label`` from the experience in ``db``; see the module doc."""
     from macaron_local.engine.tokenizer import shared_tokenizer
     from macaron_local.experience import datasets, log
-    from macaron_local.models import EMBEDDED_ID, get_manifest, verified_path
     from macaron_local.refine.arch import load_base
     from macaron_local.turns.tools import tool_descriptions
 
@@ -407,7 +407,8 @@ def run_refine(
 
     rep = RefineReport(run_id, label, "running", parent=parent, counts=data.counts())
     torch.set_num_threads(cfg.threads)
-    base = base or verified_path(EMBEDDED_ID)
+    tb = training_base(profile, base)  # the profile's base, unless a file is named
+    base = tb.path
     try:  # a cancel reaches every tensor read and every forward pass, not only step ends
         model = load_base(base, stop_if=stop_if)
     except CancelledError:
@@ -434,8 +435,7 @@ def run_refine(
             profile,
             cfg,
             run_id,
-            base,
-            get_manifest(EMBEDDED_ID).sha256,
+            tb,
             promote,
         )
         return _write(rep, run_dir, started)
@@ -621,13 +621,13 @@ def _register(
     profile: Any,
     cfg: RefineConfig,
     run_id: str,
-    base: Path,
-    base_sha: str,
+    base: TrainingBase,
     promote: bool,
 ) -> None:
     from macaron_local.engine.lora_io import BASE_SHA_KEY, LABEL_KEY, REVISION_KEY
     from macaron_local.refine import lineage
 
+    base_sha = base.sha256
     decision = decide(rep.before, rep.after, cfg.gate)
     rep.gate_passed, rep.reasons = decision.passed, decision.reasons
     folder = paths.ensure(paths.cache_dir() / "refine" / run_id)
@@ -653,7 +653,7 @@ def _register(
     cand.unlink(missing_ok=True)
     rep.revision = rev.revision
     if decision.passed and promote:
-        lineage.promote(profile.id, label, rev.revision)
+        lineage.promote(profile.id, label, rev.revision, base=base)
         rep.status, rep.summary = "promoted", f"{label} -> {rev.revision[:12]} (gate passed)"
     else:
         why = "; ".join(decision.reasons) or "promotion not requested"

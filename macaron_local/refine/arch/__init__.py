@@ -38,6 +38,13 @@ def build(weights: Any) -> Any:
 def load_base(path: Path | str, *, stop_if: Callable[[], bool] | None = None) -> Any:
     """Read a GGUF base model and build its frozen float32 torch model; ``stop_if`` is asked
     before each tensor is read (a cancelled run does not finish loading first)."""
+    from macaron_local.engine.gguf_model import inspect_model
     from macaron_local.refine.weights import read_weights
 
+    arch = inspect_model(path).arch  # the cached header: a bad file is a named error too
+    if arch not in ARCHITECTURES:  # said before gigabytes are dequantized, not after
+        raise RefineError(
+            f"{Path(path).name}: architecture {arch!r} has no torch model "
+            f"(supported: {', '.join(supported())})"
+        )
     return build(read_weights(path, stop_if=stop_if))
