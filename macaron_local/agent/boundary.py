@@ -108,9 +108,9 @@ def _runtime_binds() -> list[str]:
             args += ["--ro-bind", str(path), str(path)]
     for etc in ("/etc/ld.so.cache", "/etc/localtime"):
         args += ["--ro-bind-try", etc, etc]
-    for path in sorted(_python_paths()):
-        if not path.startswith("/usr/"):
-            args += ["--ro-bind", path, path]
+    for runtime in sorted(_python_paths()):
+        if not runtime.startswith("/usr/"):
+            args += ["--ro-bind", runtime, runtime]
     root = package_root()
     for name in CHILD_FILES:
         file = str(root / "macaron_local" / name)

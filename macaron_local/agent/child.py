@@ -45,7 +45,8 @@ class Channel:
         line = self._r.readline()
         if not line:
             os._exit(0)  # the host went away
-        return json.loads(line)
+        msg: dict[str, Any] = json.loads(line)
+        return msg
 
 
 def _jsonable(value: Any) -> Any:
@@ -60,7 +61,8 @@ class CappedIO(io.TextIOBase):
     """stdout/stderr of user code: keeps the first ``cap`` characters, counts the rest."""
 
     def __init__(self, cap: int) -> None:
-        self.cap, self.parts, self.size, self.overflow = cap, [], 0, False
+        self.cap, self.size, self.overflow = cap, 0, False
+        self.parts: list[str] = []
 
     def writable(self) -> bool:
         return True
@@ -172,8 +174,10 @@ class Repl:
         linecache.cache[filename] = (len(code), None, lines, filename)
         tree = ast.parse(code, filename, "exec")
         last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last = ast.Expression(tree.body.pop().value)
+        tail = tree.body[-1] if tree.body else None
+        if isinstance(tail, ast.Expr):
+            tree.body.pop()
+            last = ast.Expression(tail.value)
         body = compile(tree, filename, "exec")
         return body, (compile(last, filename, "eval") if last is not None else None)
 
