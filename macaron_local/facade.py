@@ -261,11 +261,13 @@ class Assistant:
         cancel: threading.Event | None = None,
         remote: bool = False,
         on_notice: OnNotice | None = None,
+        seed: int | None = None,
     ) -> TurnItem:
         """Run one turn, streaming through ``on_text``; TurnError (rolled back) on cancel.
 
         ``remote`` forces the answer to the remote server (the user's ``/remote``); a remote
         failure reruns it locally and ``on_notice`` says why (the streamed remote text is void).
+        ``seed`` overrides the profile's sampling seed (``retry`` draws a fresh one).
         """
         runtime = self._rt(cancel)
         result = runtime.run_turn(
@@ -278,6 +280,7 @@ class Assistant:
             on_route=(lambda r: on_route(r.label, r.kind)) if on_route else None,
             remote=remote,
             on_notice=on_notice,
+            seed=seed,
         )
         from macaron_local.store import get_turn
 
@@ -301,8 +304,15 @@ class Assistant:
         cancel: threading.Event | None = None,
         on_notice: OnNotice | None = None,
     ) -> TurnItem:
-        """Answer the last request again as a new branch (the old answer is kept)."""
+        """Answer the last request again as a new branch (the old answer is kept), with a fresh
+        sampling seed (recorded in the turn's meta) so it can differ; a turn the user pinned to
+        a specialist (``/code ...``) is retried on the same one unless ``label`` says otherwise.
+        """
+        import secrets
+
         last = self._head_turn(session_id)
+        if label is None and last.route_kind == "manual":
+            label = last.label
         return self.run_turn(
             session_id,
             last.request,
@@ -312,7 +322,25 @@ class Assistant:
             on_text=on_text,
             cancel=cancel,
             on_notice=on_notice,
+            seed=secrets.randbelow(2**32),
         )
+
+    def switch_branch(self, session_id: str, turn_id: str, step: int) -> str | None:
+        """Show the sibling ``step`` away from ``turn_id`` (-1 the previous retry or edit, +1
+        the next): the session's head moves to the newest turn of that branch, so the choice is
+        kept and the next message continues it. Returns the sibling's id, None when there is
+        none that way (nothing changes)."""
+        from macaron_local.store import get_turn, newest_tip, set_head, siblings
+
+        db = self._db()
+        if get_turn(db, turn_id).session_id != session_id:
+            raise StoreError(f"turn {turn_id!r} is not in this session")
+        ids = [t.id for t in siblings(db, turn_id)]
+        at = ids.index(turn_id) + step
+        if not 0 <= at < len(ids):
+            return None
+        set_head(db, session_id, newest_tip(db, ids[at]))
+        return ids[at]
 
     def edit_last(
         self,

@@ -179,6 +179,20 @@ def siblings(db: sqlite_utils.Database, turn_id: str) -> list[TurnRecord]:
     return [turn_from_row(row) for row in rows]
 
 
+def newest_tip(db: sqlite_utils.Database, turn_id: str) -> str:
+    """The end of the branch through ``turn_id``: its newest child, that one's newest child...
+    (``turn_id`` itself when nothing follows it). Switching to a branch moves the head here."""
+    at = turn_id
+    while True:
+        row = db.execute(
+            "SELECT id FROM turns WHERE parent_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+            [at],
+        ).fetchone()
+        if row is None:
+            return at
+        at = row[0]
+
+
 def set_head(db: sqlite_utils.Database, session_id: str, turn_id: str | None) -> None:
     """Make ``turn_id`` (a turn of this session, or None for empty) the session's head."""
     with write_txn(db):

@@ -180,11 +180,13 @@ class Runtime(SummaryHops):
         cancel: threading.Event | None = None,
         remote: bool = False,
         on_notice: OnNotice | None = None,
+        seed: int | None = None,
     ) -> TurnResult:
         """Run one turn; returns its committed record. Raises :class:`TurnError` (rolled back).
 
         A heavy turn (or ``remote=True``, the user's ``/remote``) is answered by the remote
-        server; if that fails, ``on_notice`` says why and the answer reruns locally.
+        server; if that fails, ``on_notice`` says why and the answer reruns locally. ``seed``
+        (a retry draws a fresh one) wins over the profile's; the turn records the one used.
         """
         started = time.perf_counter()
         if (problem := unicode_problem(text)) is not None:  # undecodable argv, a JSON escape
@@ -197,6 +199,7 @@ class Runtime(SummaryHops):
         if on_route:
             on_route(decision)
         binding = self.bindings[decision.label]
+        seed = self._seed(decision.label, seed)
         calls: list = []
         provisional: set[str] = set()  # turns whose summary the view had to stand in for
         try:  # the view may not fit (ContextOverflowError): that too is a rolled-back TurnError
@@ -215,11 +218,11 @@ class Runtime(SummaryHops):
             if attempt.done is not None:
                 done = attempt.done
             elif self.profile.tool_patterns(decision.label):
-                acted = self._act(view, binding, session_id, on_text, cancel)
+                acted = self._act(view, binding, session_id, on_text, cancel, seed)
                 done, calls = acted.completion, acted.tool_calls
             else:
                 grammar = self._ui_grammar(decision.label, on_notice)
-                done = self._answer(view, binding, session_id, on_text, cancel, grammar)
+                done = self._answer(view, binding, session_id, on_text, cancel, grammar, seed)
         except CancelledError as exc:
             raise TurnError("the turn was cancelled; the session is as it was before it") from exc
         except MacaronError as exc:
@@ -232,7 +235,16 @@ class Runtime(SummaryHops):
             db,
             session_id,
             self._new_turn(
-                text, decision, binding, view, done, started, tool_result_of, attempt, provisional
+                text,
+                decision,
+                binding,
+                view,
+                done,
+                started,
+                tool_result_of,
+                attempt,
+                provisional,
+                seed=seed,
             ),
             calls,
             expected_head=head,
@@ -318,6 +330,7 @@ class Runtime(SummaryHops):
         on_text: Callable[[str], None] | None,
         cancel: threading.Event | None,
         grammar: str | None = None,
+        seed: int | None = None,
     ):  # noqa: ANN202
         s = self.profile.sampling_for(view.label)
         prompt = self.engine.render_chat(view.messages)
@@ -327,7 +340,7 @@ class Runtime(SummaryHops):
             adapter=binding.adapter,
             slot=_slot(session_id, view.label),
             max_tokens=budget,
-            sampling=_sampling(s),
+            sampling=_sampling(s, seed),
             grammar=grammar,
             ban_first=self._label_heads(),
         )
@@ -339,6 +352,13 @@ class Runtime(SummaryHops):
             return stream.result()
         finally:
             watcher.set()
+
+    def _seed(self, label: str, seed: int | None) -> int:
+        """A turn's sampling seed: the caller's (a retry's fresh one), else the profile's."""
+        if seed is not None:
+            return seed
+        configured = self.profile.sampling_for(label).seed
+        return configured if configured is not None else Sampling().seed
 
     def _label_heads(self) -> tuple[int, ...]:
         """The first token of every route label: an answer never starts with one. L0 routes and
@@ -378,6 +398,7 @@ class Runtime(SummaryHops):
         session_id: str,
         on_text: Callable[[str], None] | None,
         cancel: threading.Event | None,
+        seed: int | None = None,
     ):  # noqa: ANN202
         """L1: the agent loop over this session's REPL; tool calls are committed with the turn."""
         s = self.profile.sampling_for(view.label)
@@ -389,7 +410,7 @@ class Runtime(SummaryHops):
             adapter=binding.adapter,
             slot=_slot(session_id, view.label),
             max_tokens=s.max_tokens or 512,
-            sampling=_sampling(s),
+            sampling=_sampling(s, seed),
             on_text=on_text,
             cancel=cancel,
         )
@@ -420,9 +441,13 @@ class Runtime(SummaryHops):
         tool_result_of: str | None,
         attempt: Attempt,
         provisional: set[str],
+        *,
+        seed: int,
     ) -> NewTurn:  # noqa: ANN001
         total = (time.perf_counter() - started) * 1000
-        meta = {"route_error": decision.error} if decision.error else {}
+        meta: dict = {"route_error": decision.error} if decision.error else {}
+        if attempt.done is None:  # answered here: the sampling seed it drew from
+            meta["seed"] = seed
         if provisional:
             meta["provisional_summaries"] = sorted(provisional)
         return NewTurn(
@@ -485,7 +510,8 @@ def _slot(session_id: str, label: str) -> str:
     return f"view:{session_id}:{label}"
 
 
-def _sampling(s) -> Sampling:  # noqa: ANN001 - hcp SamplingParams with optional fields
+def _sampling(s, seed: int | None = None) -> Sampling:  # noqa: ANN001 - hcp SamplingParams
+    """The engine's sampling from the profile's (optional fields); ``seed`` wins when given."""
     base = Sampling()
     return Sampling(
         temperature=s.temperature if s.temperature is not None else base.temperature,
@@ -493,5 +519,5 @@ def _sampling(s) -> Sampling:  # noqa: ANN001 - hcp SamplingParams with optional
         top_p=s.top_p if s.top_p is not None else base.top_p,
         min_p=s.min_p if s.min_p is not None else base.min_p,
         repeat_penalty=s.repeat_penalty if s.repeat_penalty is not None else base.repeat_penalty,
-        seed=s.seed if s.seed is not None else base.seed,
+        seed=seed if seed is not None else s.seed if s.seed is not None else base.seed,
     )

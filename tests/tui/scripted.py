@@ -356,11 +356,11 @@ class ScriptedAssistant:
         cancel: threading.Event | None = None,
         on_notice: OnNotice | None = None,
     ) -> TurnItem:
-        last = self._last(session_id)
+        last = self._last(session_id)  # like the facade: a pinned turn is retried pinned
         return self.run_turn(
             session_id,
             last.request,
-            label=label,
+            label=label or (last.label if last.route_kind == "manual" else None),
             parent_id=last.parent_id,
             on_route=on_route,
             on_text=on_text,
@@ -390,6 +390,19 @@ class ScriptedAssistant:
             cancel=cancel,
             on_notice=on_notice,
         )
+
+    def switch_branch(self, session_id: str, turn_id: str, step: int) -> str | None:
+        s = self._get(session_id)
+        turn = next(t for t in s.turns if t.id == turn_id)
+        ids = [t.id for t in s.turns if t.parent_id == turn.parent_id]
+        at = ids.index(turn_id) + step
+        if not 0 <= at < len(ids):
+            return None
+        tip = ids[at]
+        while children := [t.id for t in s.turns if t.parent_id == tip]:
+            tip = children[-1]
+        s.item = replace(s.item, head_turn_id=tip)
+        return ids[at]
 
     def remote_endpoint(self) -> str | None:
         return self.remote_url

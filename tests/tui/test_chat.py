@@ -97,7 +97,7 @@ async def test_retry_and_edit_make_branches_and_keep_the_old(app: MacaronApp) ->
         await pilot.pause()
         sid = chat(pilot).session_id or ""
         assert len(answers(app)) == 1
-        assert answers(app)[0].badge_text.endswith("branch 2/2")
+        assert "branch 2/2 " in answers(app)[0].badge_text
         first, second = scripted.sessions[sid].turns
         assert first.parent_id == second.parent_id is None
         await pilot.press("ctrl+o")
@@ -108,7 +108,7 @@ async def test_retry_and_edit_make_branches_and_keep_the_old(app: MacaronApp) ->
         await wait_for(pilot, lambda: chat(pilot).job is None)
         await pilot.pause()
         assert [u.text for u in app.chat.query(UserMessage)] == ["tell me a riddle"]
-        assert answers(app)[0].badge_text.endswith("branch 3/3")
+        assert "branch 3/3 " in answers(app)[0].badge_text
         assert len(scripted.sessions[sid].turns) == 3  # the old branches are kept
 
 

@@ -155,7 +155,11 @@ async def test_settings_screen_saves_and_applies(app: MacaronApp, tmp_path: Path
         await pilot.press("ctrl+g")  # the remapped retry
         await wait_for(pilot, lambda: chat(pilot).job is None)
         await pilot.pause()
-        assert app.chat.query(AssistantMessage).last().badge_text.endswith("branch 2/2")
+        assert (
+            app.chat.query(AssistantMessage)
+            .last()
+            .badge_text.endswith("branch 2/2 ([ ] to browse)")
+        )
 
 
 async def test_help_lists_keys_with_overrides(scripted: ScriptedAssistant) -> None:

@@ -541,6 +541,28 @@ class ChatScreen(SessionActions, Screen[None]):
 
     # --- answer actions --------------------------------------------------------------------
 
+    async def action_branch(self, step: int) -> None:
+        """``[`` / ``]`` on an answer: show its previous / next sibling (a retry or an edit);
+        the store keeps the choice, so the next message and the next start continue it."""
+        widget = self.target()
+        if widget is None or widget.item is None or self.session_id is None:
+            return
+        if self.job is not None:
+            self.notify("A turn is running; wait for it or press Esc first.", severity="warning")
+            return
+        try:
+            shown = self.assistant.switch_branch(self.session_id, widget.item.id, step)
+        except MacaronError as exc:
+            report(self.app, exc)
+            return
+        if shown is None:
+            self.notify(f"There is no {'earlier' if step < 0 else 'later'} branch here.")
+            return
+        await self.show_history(focus_turn=shown)
+        found = [w for w in self.query(AssistantMessage) if w.item and w.item.id == shown]
+        if found:
+            found[0].focus()  # so the next [ or ] moves on from here
+
     def action_copy(self) -> None:
         widget = self.target()
         if widget is None:

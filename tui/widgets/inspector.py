@@ -45,6 +45,8 @@ def describe(item: TurnItem) -> Text:
         bar = "█" * round(p * BAR)
         out.append(f"  {label} {SPECIALISTS.get(label, ''):<6} {bar:<{BAR}} {p:6.1%}\n")
     out.append("\nAdapter revision ", style="bold").append(f"{item.adapter_revision}\n")
+    if "seed" in item.meta:
+        out.append("Sampling seed ", style="bold").append(f"{item.meta['seed']}\n")
     out.append("Profile hash ", style="bold").append(f"{item.profile_hash[:16]}\n")
     out.append("\nTokens\n", style="bold")
     for key, value in item.tokens.items():

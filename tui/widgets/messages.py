@@ -86,6 +86,8 @@ class AssistantMessage(Vertical, can_focus=True):
         Binding("plus,equals_sign", "screen.feedback('up')", "Good", id="answer.good"),
         Binding("minus", "screen.feedback('down')", "Bad", id="answer.bad"),
         Binding("x", "screen.correct", "Correct it", id="answer.correct"),
+        Binding("left_square_bracket", "screen.branch(-1)", "Previous branch", id="answer.prev"),
+        Binding("right_square_bracket", "screen.branch(1)", "Next branch", id="answer.next"),
     ]
 
     class Routed(Message, bubble=False):
@@ -156,7 +158,7 @@ class AssistantMessage(Vertical, can_focus=True):
         it = self.item
         text = badge(it.label, it.route_kind, it.backend, it.failover_reason)
         if self.item.branches > 1:
-            text += f" · branch {self.item.branch}/{self.item.branches}"
+            text += f" · branch {self.item.branch}/{self.item.branches} ([ ] to browse)"
         return text
 
     @property
