@@ -261,10 +261,12 @@ class Repl:
             op = msg.get("op")
             if op == "call":
                 t0 = time.monotonic()
-                self._answer(child, msg)
-                spent = time.monotonic() - t0  # time in the host (confirmations)
-                dog.pause(spent)
-                backstop += spent
+                dog.hold()  # time in the host (a confirmation) is not the block's
+                try:
+                    self._answer(child, msg)
+                finally:
+                    dog.release()
+                backstop += time.monotonic() - t0
             elif op == "tool_failed":
                 self._report_failure(str(msg.get("name", "")), str(msg.get("error", "")))
             elif op == "done" and msg.get("nonce") == nonce:

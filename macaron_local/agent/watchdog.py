@@ -77,6 +77,7 @@ class Watchdog:
         self._started: float | None = None  # monotonic start of the block in flight
         self._cpu0 = self.cpu()
         self._paused = 0.0
+        self._held_at: float | None = None  # since when the host answers a tool call
         self._interrupted_at: float | None = None
         self.reason: str | None = None  # why the block (or the idle child) was stopped
         threading.Thread(target=self._run, daemon=True, name=f"repl-watchdog-{pid}").start()
@@ -88,12 +89,19 @@ class Watchdog:
         with self._lock:
             self._started, self._cpu0 = time.monotonic(), self.cpu()
             self._paused, self._interrupted_at, self.reason = 0.0, None, None
+            self._held_at = None
         self._wake.set()
 
-    def pause(self, seconds: float) -> None:
-        """Time the host spent answering a tool call does not count against the block."""
+    def hold(self) -> None:
+        """The host is answering a tool call (maybe asking the user): the wall clock stops."""
         with self._lock:
-            self._paused += seconds
+            self._held_at = time.monotonic()
+
+    def release(self) -> None:
+        with self._lock:
+            if self._held_at is not None:
+                self._paused += time.monotonic() - self._held_at
+                self._held_at = None
 
     def end(self) -> str | None:
         """The block is over; returns why it was stopped, if it was."""
@@ -135,7 +143,8 @@ class Watchdog:
             return None
         if self._interrupted_at is not None:
             return self._kill if now - self._interrupted_at > GRACE_S else None
-        wall = now - self._started - self._paused
+        held = now - self._held_at if self._held_at is not None else 0.0
+        wall = now - self._started - self._paused - held
         if used > self.policy.cpu_seconds:
             self.reason = f"the block used more than {self.policy.cpu_seconds:g}s of CPU"
         elif wall > self.policy.wall_seconds:

@@ -217,3 +217,18 @@ def test_in_process_mode_is_an_opt_in_that_needs_an_approval(policy: SandboxPoli
     with Repl(replace(policy, isolation="in-process")) as repl:
         assert repl.isolation.startswith("in-process")
         assert repl.run("2 + 2").output == "4"
+
+
+def test_a_slow_confirmation_does_not_count_against_the_block(
+    policy: SandboxPolicy, bundled_registry: ToolRegistry, context: ToolContext
+) -> None:
+    from macaron_local.agent.tools import ToolGate
+
+    def slow_yes(tool: str, args: dict) -> bool:
+        time.sleep(1.5)  # the user takes longer to answer than the block's wall limit
+        return True
+
+    gate = ToolGate(bundled_registry, allow=["*"], confirm=slow_yes, context=context)
+    with Repl(replace(policy, wall_seconds=1.0), gate) as repl:
+        res = repl.run("todos.add('Water the plants')['title']")
+        assert (res.status, res.output) == ("ok", "'Water the plants'")
