@@ -448,6 +448,8 @@ class ChatScreen(SessionActions, Screen[None]):
 
     def action_cancel(self) -> None:
         if self.job is None:
+            if self.close_overlays():
+                return
             if self.editing:
                 self.editing = False
                 self.poll_status()
@@ -683,8 +685,43 @@ class ChatScreen(SessionActions, Screen[None]):
     def action_toggle_timings(self) -> None:
         self.query_one("#chat").toggle_class("-timings")
 
+    # --- panels: beside the chat when it fits, overlays on narrow terminals ------------------
+
+    def _overlaid(self, panel: Sidebar | Inspector) -> bool:
+        """Is ``panel`` an overlay at this width (the CSS hides it beside the chat)?"""
+        if isinstance(panel, Sidebar):
+            return self.has_class("-narrow")
+        return self.has_class("-narrow") or self.has_class("-medium")
+
+    def show_panel(self, panel: Sidebar | Inspector, show: bool | None = None) -> bool:
+        """Show, hide or (``show`` None) toggle a panel; returns whether it is now shown. Beside
+        the chat this is the ``-hidden`` flag the settings start with; as an overlay it is the
+        overlay's own flag, so a resize back to a wide terminal finds the panels as they were."""
+        if not self._overlaid(panel):
+            shown = panel.has_class("-hidden") if show is None else show
+            panel.set_class(not shown, "-hidden")
+            return shown
+        shown = not panel.has_class("-overlay") if show is None else show
+        if shown:
+            self.close_overlays()  # one overlay at a time
+        panel.set_class(shown, "-overlay")
+        if not shown:
+            self.action_focus_prompt()
+        return shown
+
+    def close_overlays(self) -> bool:
+        """Close an open overlay panel (Esc, picking a session); True when one was open."""
+        opened = [p for p in self.query("#sidebar, #inspector") if p.has_class("-overlay")]
+        for panel in opened:
+            panel.remove_class("-overlay")
+        if opened:
+            self.action_focus_prompt()
+        return bool(opened)
+
     def action_toggle_inspector(self) -> None:
-        self.query_one(Inspector).toggle_class("-hidden")
+        self.show_panel(self.query_one(Inspector))
 
     def action_toggle_sidebar(self) -> None:
-        self.query_one(Sidebar).toggle_class("-hidden")
+        sidebar = self.query_one(Sidebar)
+        if self.show_panel(sidebar) and self._overlaid(sidebar):
+            sidebar.query_one("ListView").focus()

@@ -64,6 +64,7 @@ class SessionActions(_Base):
             self.notify("A turn is running; wait for it or press Esc first.", severity="warning")
             return
         await self.open_session(event.session_id, event.turn_id)
+        self.close_overlays()
         self.action_focus_prompt()
 
     async def on_sidebar_search(self, event: Sidebar.Search) -> None:
@@ -108,7 +109,7 @@ class SessionActions(_Base):
 
     def action_search(self) -> None:
         sidebar = self.query_one(Sidebar)
-        sidebar.remove_class("-hidden")
+        self.show_panel(sidebar, True)  # an overlay on a narrow terminal, never a hidden box
         sidebar.query_one("#search").focus()
 
     async def action_new_session(self, title: str = "") -> None:
