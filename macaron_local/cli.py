@@ -73,6 +73,28 @@ def main(ctx: click.Context, profile: str | None) -> None:
         from macaron_local.tui.run import main as tui_main
 
         sys.exit(tui_main(profile))
+    if profile is not None:
+        _hand_down(ctx, ctx.invoked_subcommand, profile)
+
+
+def _hand_down(ctx: click.Context, name: str, profile: str) -> None:
+    """``macaron --profile X CMD ...`` gives X to CMD's own ``--profile`` (and to those of a
+    group's commands); a command that takes none refuses it rather than serve another profile."""
+    command = ctx.command.get_command(ctx, name)  # type: ignore[attr-defined]
+    found = _profile_defaults(command, profile) if command is not None else None
+    if found is None:
+        raise click.UsageError(
+            f"`macaron {name}` takes no --profile (it is not about one profile)", ctx=ctx
+        )
+    ctx.default_map = {**(ctx.default_map or {}), name: found}
+
+
+def _profile_defaults(command: click.Command, profile: str) -> dict[str, Any] | None:
+    if isinstance(command, click.Group):
+        subs = {n: m for n, c in command.commands.items() if (m := _profile_defaults(c, profile))}
+        return subs or None
+    opts = [p.name for p in command.params if isinstance(p, click.Option) and "--profile" in p.opts]
+    return {opts[0]: profile} if opts and opts[0] else None
 
 
 @main.command()

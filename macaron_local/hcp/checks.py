@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from macaron_local.errors import ContractError, GrammarError, MacaronError
+from macaron_local.errors import ContractError, GrammarError, MacaronError, ModelError
 from macaron_local.hcp.schema import Profile
 from macaron_local.models import ModelManifest, manifests
 
@@ -84,6 +84,13 @@ def check_grammar(profile: Profile) -> None:
         )
     try:
         problem = _gbnf_problem(grammar)
+    except ModelError as exc:  # the culprit is the model file, not the profile's grammar
+        raise ContractError(
+            f"cannot check the route grammar: the model file whose vocabulary it is checked "
+            f"against is unusable: {exc.message}",
+            path=exc.path,
+            hint=exc.hint or "run `macaron models verify`",
+        ) from exc
     except (MacaronError, ImportError) as exc:  # no llama.cpp or no vocabulary to check against
         raise ContractError(
             f"cannot check the route grammar: {exc}", where="router.grammar"

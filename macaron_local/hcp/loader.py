@@ -84,6 +84,13 @@ def find_profile(name: str, *, bundled_only: bool = False) -> Path:
         path = folder / f"{name}.toml"
         if path.is_file():
             return path
+        if path.is_symlink() or path.exists():  # there, but not a file: say so, do not skip it
+            what = "a directory" if path.is_dir() else "a broken symlink or a symlink loop"
+            raise ContractError(
+                f"{path} is {what}, not a profile file",
+                path=path,
+                hint="replace it with a .toml file or remove it",
+            )
     known = ", ".join(e.name for e in list_profiles()) or "none"
     raise ContractError(f"no profile named {name!r} (available: {known})", where=name)
 

@@ -280,4 +280,41 @@ def test_grammar_that_cannot_be_checked_is_a_contract_error(
     doc = bundled_doc()
     doc["router"]["grammar"] = 'root ::= ("L0" | "L1" | "L2" | "L3")'  # not cached yet
     err = _error(write_file("p.toml", doc))
-    assert err.where == "router.grammar" and "cannot check the route grammar" in err.message
+    assert "cannot check the route grammar" in err.message
+    assert err.where != "router.grammar" and "the model file" in err.message  # not the profile's
+
+
+def test_a_bad_model_file_is_named_not_the_grammar(write_file, bundled_doc, tmp_path) -> None:
+    """The embedded base (whose vocabulary checks grammars) replaced by garbage, through a user
+    manifest of the same id: the error names that file, not the profile's router.grammar."""
+    from macaron_local import paths
+    from macaron_local.models import EMBEDDED_ID, get_manifest
+
+    garbage = tmp_path / "garbage.gguf"
+    garbage.write_bytes(b"GGUF" + b"\xff" * 4096)
+    text = get_manifest(EMBEDDED_ID).manifest_path.read_text()  # type: ignore[union-attr]
+    start, end = text.index("[source]"), text.index("\n\n", text.index("[source]"))
+    source = f'[source]\nkind = "path"\npath = "{tmp_path}"\nfile = "garbage.gguf"'
+    folder = paths.ensure(paths.data_dir() / "models")
+    (folder / f"{EMBEDDED_ID}.toml").write_text(text[:start] + source + text[end:])
+    doc = bundled_doc()
+    doc["router"]["grammar"] = 'root ::= ("L0" | "L1") | ("L2" | "L3")'  # not cached yet
+    err = _error(write_file("p.toml", doc))
+    assert err.path == garbage and err.where != "router.grammar"
+    assert "garbage.gguf" in str(err) and "the model file" in err.message
+
+
+@pytest.mark.parametrize("kind", ["directory", "loop"])
+def test_a_user_profile_that_is_not_a_file_is_reported(kind: str) -> None:
+    from macaron_local.hcp import user_dir
+
+    folder = user_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "tall-local.toml"  # it would shadow the bundled one
+    if kind == "directory":
+        path.mkdir()
+    else:
+        path.symlink_to(folder / "loop.toml")
+        (folder / "loop.toml").symlink_to(path)
+    err = _error("tall-local")
+    assert err.path == path and ("directory" if kind == "directory" else "symlink") in err.message
