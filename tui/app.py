@@ -16,6 +16,7 @@ from textual.binding import Binding
 from macaron_local.errors import MacaronError
 from macaron_local.facade import AssistantProtocol, RefineHandle
 from macaron_local.tui.errors import report
+from macaron_local.tui.keys import conflicts
 from macaron_local.tui.palette import MacaronCommands
 from macaron_local.tui.screens.chat import ChatScreen
 from macaron_local.tui.screens.help import HelpScreen
@@ -50,12 +51,14 @@ class MacaronApp(App[None]):
         assistant: AssistantProtocol,
         *,
         settings_file: Path | None = None,
+        history_file: Path | None = None,
         notices: tuple[str, ...] = (),
     ) -> None:
         super().__init__()
         self.settings = settings
         self.assistant = assistant
         self.settings_file = settings_file
+        self.history_file = history_file  # the input's history across restarts (None: not kept)
         self.notices = notices
         self.refine_handle: RefineHandle | None = None  # the refine run, if one was started
 
@@ -64,6 +67,7 @@ class MacaronApp(App[None]):
         self.assistant.start()
         for notice in self.notices:
             self.notify(notice, severity="warning", timeout=10, markup=False)
+        self.warn_key_conflicts(self.settings)
         listen = getattr(self.assistant, "set_reload_listener", None)  # the real facade's
         if listen is not None:
             listen(self.reload_notice)
@@ -117,6 +121,19 @@ class MacaronApp(App[None]):
     def chat(self) -> ChatScreen:
         return next(s for s in self.screen_stack if isinstance(s, ChatScreen))
 
+    def warn_key_conflicts(self, settings: Settings) -> list[str]:
+        """Say which remapped keys a focused widget (or another binding) would take."""
+        found = conflicts(self.all_bindings(), dict(settings.keys))
+        if found:
+            self.notify(
+                "\n".join(found),
+                title="Key remaps shadowed",
+                severity="warning",
+                timeout=15,
+                markup=False,
+            )
+        return found
+
     def apply_settings(self, settings: Settings, *, save: bool = False) -> Path | None:
         """Use ``settings`` now (theme, keys); write them to the settings file when asked."""
         path = save_settings(settings, self.settings_file) if save else None
@@ -129,18 +146,22 @@ class MacaronApp(App[None]):
         """Run a slash command from anywhere (the command palette)."""
         await self.chat.run_slash(name, arg)
 
-    def action_help(self) -> None:
-        if isinstance(self.screen, HelpScreen):
-            return
-        bindings = [("app", b) for b in self.BINDINGS if isinstance(b, Binding)]
-        for where, cls in (
+    @classmethod
+    def all_bindings(cls) -> list[tuple[str, Binding]]:
+        """(where, binding) for every key the user can remap (the help screen's rows)."""
+        bindings = [("app", b) for b in cls.BINDINGS if isinstance(b, Binding)]
+        for where, owner in (
             ("chat", ChatScreen),
             ("sessions", Sidebar),
             ("answer", AssistantMessage),
             ("refine", RefineScreen),
         ):
-            bindings += [(where, b) for b in cls.BINDINGS if isinstance(b, Binding)]
-        self.push_screen(HelpScreen(bindings, dict(self.settings.keys)))
+            bindings += [(where, b) for b in owner.BINDINGS if isinstance(b, Binding)]
+        return bindings
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.all_bindings(), dict(self.settings.keys)))
 
     def action_profiles(self) -> None:
         if not isinstance(self.screen, ProfilesScreen):
@@ -155,9 +176,13 @@ class MacaronApp(App[None]):
             self.push_screen(RefineScreen())
 
     def action_toggle_theme(self) -> None:
+        """Light / dark, kept in the settings file (when there is one)."""
         theme = "light" if self.settings.theme == "dark" else "dark"
         try:
-            self.apply_settings(self.settings.model_copy(update={"theme": theme}))
+            self.apply_settings(
+                self.settings.model_copy(update={"theme": theme}),
+                save=self.settings_file is not None,
+            )
         except Exception as exc:  # noqa: BLE001 - a notice, not a crash
             report(self, exc)
 
@@ -167,7 +192,14 @@ def make_app(
     assistant: AssistantProtocol,
     *,
     settings_file: Path | None = None,
+    history_file: Path | None = None,
     notices: tuple[str, ...] = (),
 ) -> MacaronApp:
     """The app over ``assistant`` with ``settings`` (the entry point builds both)."""
-    return MacaronApp(settings, assistant, settings_file=settings_file, notices=notices)
+    return MacaronApp(
+        settings,
+        assistant,
+        settings_file=settings_file,
+        history_file=history_file,
+        notices=notices,
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from macaron_local.errors import MacaronError
 from macaron_local.facade import Assistant
 from macaron_local.tui.app import make_app
+from macaron_local.tui.history import history_path
 from macaron_local.tui.settings import Settings, load_settings, settings_path
 
 
@@ -21,7 +22,13 @@ def main(profile: str | None = None) -> int:
         settings = Settings()
         notices.append(f"{exc} — {exc.hint}" if exc.hint else str(exc))
     assistant = Assistant(profile or settings.profile)
-    app = make_app(settings, assistant, settings_file=settings_path(), notices=tuple(notices))
+    app = make_app(
+        settings,
+        assistant,
+        settings_file=settings_path(),
+        history_file=history_path(),
+        notices=tuple(notices),
+    )
     try:
         app.run()
     finally:  # quitting is quick: summaries not yet written are written at the next start

@@ -26,8 +26,9 @@ from textual.widgets import Footer, Header, Input, Static, TextArea
 from macaron_local.errors import MacaronError, TurnError
 from macaron_local.facade import NO_REMOTE, SPECIALISTS, TurnItem, split_remote
 from macaron_local.genui.actions import turn_text
-from macaron_local.tui.commands import PINS, parse
+from macaron_local.tui.commands import COMMANDS, PINS, parse
 from macaron_local.tui.errors import report
+from macaron_local.tui.history import load_history, save_history
 from macaron_local.tui.screens.ask import AskScreen
 from macaron_local.tui.screens.chat_sessions import SessionActions
 from macaron_local.tui.screens.confirm import ConfirmScreen, Questions, answer
@@ -111,13 +112,20 @@ class ChatScreen(SessionActions, Screen[None]):
             with Vertical(id="main"):
                 yield VerticalScroll(id="chat", classes="-timings" if settings.show_timings else "")
                 yield Static("", id="status", markup=False)
-                yield PromptInput(id="prompt", history_size=settings.history_size)
+                yield Static("", id="completions", markup=False)
+                yield PromptInput(
+                    id="prompt", history_size=settings.history_size, commands=COMMANDS
+                )
             yield Inspector(id="inspector", classes="" if settings.show_inspector else "-hidden")
         yield Footer()
 
     async def on_mount(self) -> None:
         self.assistant.set_confirm(self.confirm_tool)
-        self.query_one(PromptInput).focus()
+        prompt = self.query_one(PromptInput)
+        history = self.app.history_file  # type: ignore[attr-defined]
+        if history is not None:
+            prompt.sent = load_history(history, prompt.history_size)
+        prompt.focus()
         self.query_one("#chat", VerticalScroll).anchor()
         self.set_interval(0.25, self.poll_status)
         self.poll_status()
@@ -194,8 +202,25 @@ class ChatScreen(SessionActions, Screen[None]):
 
     # --- input -----------------------------------------------------------------------------
 
+    @on(PromptInput.Completions)
+    def completions(self, event: PromptInput.Completions) -> None:
+        """The slash commands a ``/word`` may become, above the input (Tab completes)."""
+        hint = self.query_one("#completions", Static)
+        hint.display = bool(event.names)
+        names = event.names
+        if len(names) == 1:
+            hint.update(f"Tab completes /{names[0]}: {COMMANDS[names[0]]}")
+        else:
+            hint.update("Tab completes: " + "  ".join(f"/{n}" for n in names))
+
     @on(PromptInput.Submitted)
     async def submitted(self, event: PromptInput.Submitted) -> None:
+        history = self.app.history_file  # type: ignore[attr-defined]
+        if history is not None:
+            try:
+                save_history(history, self.query_one(PromptInput).sent)
+            except OSError as exc:  # a convenience: say so once, keep going
+                self.notify(f"The input history is not kept: {exc}", severity="warning")
         text, forced = split_remote(event.text)
         if forced:
             await self.remote_turn(text)

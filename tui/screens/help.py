@@ -47,7 +47,8 @@ class HelpScreen(ModalScreen[None]):
             yield Static(keys, id="help-keys")
             yield Static(cmds, id="help-commands")
             yield Static(
-                "Enter sends · Ctrl+J adds a line · Up/Down walk the input history · "
+                "Enter sends · Ctrl+J adds a line · Up/Down walk the input history (what is "
+                "typed is a prefix search) · Tab completes a /command · "
                 "//text sends a message that starts with '/'",
                 classes="dim",
             )

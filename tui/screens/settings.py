@@ -148,6 +148,7 @@ class SettingsScreen(Screen[None]):
         try:
             settings = self.gather()
             path = self.app.apply_settings(settings, save=True)  # type: ignore[attr-defined]
+            self.app.warn_key_conflicts(settings)  # type: ignore[attr-defined]
         except ContractError as exc:
             report(self.app, exc)
             return
