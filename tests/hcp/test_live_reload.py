@@ -5,21 +5,11 @@ with its file and line while the old profile keeps serving.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from macaron_local.facade import Assistant
+from tests.serve.test_reload import wait_for
 from tests.turns.conftest import FAST_PROFILE, write_fast_profile
-
-
-def wait_for(check: Callable[[], object], what: str, timeout_s: float = 60.0) -> object:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if value := check():
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_the_app_facade_reloads_and_reports(tmp_path: Path, _isolated_home: Path) -> None:
