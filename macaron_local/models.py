@@ -85,6 +85,13 @@ def load_manifest(path: Path) -> ModelManifest:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ContractError(f"invalid TOML: {exc}", path=path) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ContractError(
+            f"cannot read this model manifest: {why}",
+            path=path,
+            hint="fix or remove the file (user manifests live in <data>/models)",
+        ) from exc
     try:
         return ModelManifest.model_validate({**data, "manifest_path": path})
     except ValidationError as exc:
@@ -99,20 +106,41 @@ def manifest_dirs() -> list[Path]:
 
 
 def manifests() -> dict[str, ModelManifest]:
+    """Every readable manifest by id. A broken bundled one raises (the install is broken); a
+    broken user one is left out (see :func:`manifest_problems`), so it cannot take down the
+    profiles whose base is another model."""
+    return _scan()[0]
+
+
+def manifest_problems() -> list[ContractError]:
+    """The user manifests that could not be read or validated, each naming its file."""
+    return _scan()[1]
+
+
+def _scan() -> tuple[dict[str, ModelManifest], list[ContractError]]:
     out: dict[str, ModelManifest] = {}
-    for folder in manifest_dirs():
+    problems: list[ContractError] = []
+    bundled, user = manifest_dirs()
+    for folder in (bundled, user):
         for f in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
-            m = load_manifest(f)
+            try:
+                m = load_manifest(f)
+            except ContractError as exc:
+                if folder == bundled:
+                    raise
+                problems.append(exc)
+                continue
             out[m.id] = m
-    return out
+    return out, problems
 
 
 def get_manifest(model_id: str = EMBEDDED_ID) -> ModelManifest:
-    found = manifests()
+    found, problems = _scan()
     if model_id not in found:
+        broken = f"; unreadable: {'; '.join(str(p) for p in problems)}" if problems else ""
         raise ModelNotFoundError(
-            f"no model manifest with id {model_id!r} (known: {', '.join(sorted(found))})",
-            hint="run `macaron models list`",
+            f"no model manifest with id {model_id!r} (known: {', '.join(sorted(found))}){broken}",
+            hint=problems[0].hint if problems else "run `macaron models list`",
         )
     return found[model_id]
 

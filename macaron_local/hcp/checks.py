@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from macaron_local.errors import ContractError, GrammarError, MacaronError, ModelError
 from macaron_local.hcp.schema import Profile
-from macaron_local.models import ModelManifest, manifests
+from macaron_local.models import ModelManifest, manifest_problems, manifests
 
 UNPUBLISHED = "unpublished"
 _LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
@@ -48,9 +48,12 @@ def _base_manifest(profile: Profile) -> ModelManifest:
         raise ContractError(f"cannot read the model manifests: {exc}", where="base.model") from exc
     manifest = known.get(profile.base.model)
     if manifest is None:
+        broken = manifest_problems()  # it may be the one that cannot be read: name it
         raise ContractError(
-            f"unknown base model {profile.base.model!r} (known: {', '.join(sorted(known))})",
+            f"unknown base model {profile.base.model!r} (known: {', '.join(sorted(known))})"
+            + (f"; unreadable manifests: {'; '.join(str(p) for p in broken)}" if broken else ""),
             where="base.model",
+            hint=broken[0].hint if broken else None,
         )
     return manifest
 

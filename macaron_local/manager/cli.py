@@ -10,7 +10,7 @@ import click
 
 from macaron_local.cli import edge
 from macaron_local.manager.store import FileState, check, model_files, pull, remove, verify_model
-from macaron_local.models import manifests
+from macaron_local.models import manifest_problems, manifests
 
 MARK = {"verified": "ok", "present": "ok?", "missing": "--", "unpublished": "..", "corrupt": "!!"}
 
@@ -36,6 +36,10 @@ def list_cmd(do_hash: bool, as_json: bool) -> None:
         click.echo(f"  {m.name}")
         for s in states:
             _echo_state(s)
+    for problem in manifest_problems():  # left out of the list above, named here
+        click.echo(
+            f"error: {problem}" + (f" (hint: {problem.hint})" if problem.hint else ""), err=True
+        )
 
 
 @models_group.command("add")
