@@ -35,6 +35,7 @@ DEFAULT_GRAMMAR = 'root ::= "L0" | "L1" | "L2" | "L3"'
 NAME_RE = r"^[a-z0-9][a-z0-9._-]{0,63}$"
 LABEL_RE = r"^[A-Za-z][A-Za-z0-9_-]{0,31}$"
 REVISION_RE = r"^(none|bundled|[0-9a-f]{64})$"
+DEFAULT_URL_ENV = "MACARON_REMOTE_URL"  # the remote's URL when the profile names none
 
 Str = Annotated[str, Strict()]
 Int = Annotated[int, Strict()]
@@ -204,14 +205,15 @@ class Remote(_Frozen):
     total_timeout_s: Annotated[float, Strict(), Field(gt=0, le=86400)] = 600.0
     max_response_bytes: Annotated[int, Strict(), Field(ge=4096, le=1 << 30)] = 8 << 20
 
-    def resolved_endpoint(self, environ: Mapping[str, str]) -> str | None:
-        """The URL to call: the profile's ``endpoint``, else the ``endpoint_env`` variable."""
-        if not self.enabled:
+    def resolved_endpoint(self, environ: Mapping[str, str], *, forced: bool = False) -> str | None:
+        """The URL to call: the profile's ``endpoint``, else the ``endpoint_env`` variable, else
+        ``$MACARON_REMOTE_URL`` (the one rule turns, ``doctor`` and the app use). ``enabled``
+        governs automatic (heavy) routing; ``forced`` (the user's ``/remote``) is consent for
+        that turn, so it may use the endpoint of a disabled profile."""
+        if not (self.enabled or forced):
             return None
-        if self.endpoint:
-            return self.endpoint
-        value = environ.get(self.endpoint_env, "") if self.endpoint_env else ""
-        return value or None
+        named = environ.get(self.endpoint_env, "") if self.endpoint_env else ""
+        return self.endpoint or named or environ.get(DEFAULT_URL_ENV) or None
 
 
 class Experience(_Frozen):

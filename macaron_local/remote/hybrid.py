@@ -23,12 +23,12 @@ from pydantic import SecretStr
 from macaron_local import secrets
 from macaron_local.errors import ContextOverflowError, MacaronError
 from macaron_local.hcp import Profile
+from macaron_local.hcp.schema import DEFAULT_URL_ENV
 from macaron_local.remote.client import ChatRequest, RemoteClient, RemoteCompletion, RemoteFailure
 from macaron_local.remote.health import Health
 from macaron_local.remote.policy import Heavy, expected_answer_tokens, heavy_reason
 from macaron_local.turns.views import View
 
-DEFAULT_URL_ENV = "MACARON_REMOTE_URL"
 REMOTE_CTX = 131_072  # the remote view is built for a large context: nothing gets compacted
 MAX_REMOTE_TOKENS = 16_384
 
@@ -240,17 +240,9 @@ class RemoteHook:
     # --- endpoint, key, client ----------------------------------------------------------
 
     def endpoint(self, *, forced: bool = False) -> str | None:
-        """The profile's endpoint, else ``endpoint_env``, else ``$MACARON_REMOTE_URL``.
-
-        ``remote.enabled`` governs automatic (heavy) routing; an explicit ``/remote`` is the
-        user's own consent for that turn, so it may use the endpoint of a disabled profile.
-        """
+        """The endpoint this turn would use (``Remote.resolved_endpoint``: the one rule)."""
         env = os.environ if self.environ is None else self.environ
-        rem = self.profile.remote
-        if not (rem.enabled or forced):
-            return None
-        named = env.get(rem.endpoint_env) if rem.endpoint_env else None
-        return rem.endpoint or named or env.get(DEFAULT_URL_ENV) or None
+        return self.profile.remote.resolved_endpoint(env, forced=forced)
 
     def connect(self, endpoint: str) -> tuple[RemoteClient, Health]:
         """The client for ``endpoint`` with the key resolved now (a new key: a new client)."""
