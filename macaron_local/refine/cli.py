@@ -174,6 +174,7 @@ def train_cmd(
     cfg = _config(kw)
     tb = training_base(profile, base)
     base_path, base_sha = tb.path, tb.sha256
+    planned = _plan(tb, cfg, 1)
     examples = examples_from_rows(
         load_jsonl(data), label=label, profile=profile, tools=_tools(kw.get("tools_file"))
     )
@@ -195,6 +196,7 @@ def train_cmd(
         f"{label}: {res.steps} steps, {res.tokens_per_s:.0f} tok/s, "
         f"loss {res.losses[0]:.3f} -> {res.losses[-1]:.3f}; wrote {output}"
     )
+    _peak(planned)
     if register and res.path is not None:
         rev = lineage.register_revision(
             res.path,
@@ -267,6 +269,8 @@ def bootstrap_cmd(
         )
     data_dir = data_dir or paths.bundled("models") / "data"
     out_dir = out_dir or manifest.parent / "adapters"
+    cfg, chosen = _config(kw), [s.strip() for s in labels.split(",") if s.strip()]
+    planned = _plan(tb, cfg, len(chosen))
     built = bootstrap(
         profile=profile,
         base=tb.path,
@@ -274,8 +278,8 @@ def bootstrap_cmd(
         data_dir=data_dir,
         out_dir=out_dir,
         manifest=manifest,
-        config=_config(kw),
-        labels=[s.strip() for s in labels.split(",") if s.strip()],
+        config=cfg,
+        labels=chosen,
         tools=_tools(kw.get("tools_file")),
         progress=not kw.get("quiet"),
         echo=click.echo,
@@ -291,6 +295,28 @@ def bootstrap_cmd(
             f"{b.label:<6}{b.n_examples:>9}{b.wall_s:>9.1f}{b.tokens_per_s:>8.0f}"
             f"{b.final_loss:>8.3f}  {b.revision[:12]}"
         )
+    _peak(planned)
+
+
+def _plan(tb: Any, cfg: Any, n_labels: int) -> Any:
+    """Say the run's plan (backend, device, memory, time) and refuse one that cannot fit."""
+    from macaron_local.refine.plan import check_fits, plan
+
+    planned = plan(tb.path, tb.architecture, cfg, steps=cfg.steps * n_labels)
+    click.echo(planned.describe(), err=True)
+    check_fits(planned)
+    return planned
+
+
+def _peak(planned: Any) -> None:
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+    click.echo(
+        f"peak memory {peak / 2**30:.2f} GiB (planned {planned.memory_bytes / 2**30:.2f} GiB, "
+        f"ratio {peak / planned.memory_bytes:.2f})",
+        err=True,
+    )
 
 
 def _mount_learning() -> None:

@@ -35,6 +35,7 @@ from macaron_local.errors import CancelledError, RefineError
 from macaron_local.refine.base import TrainingBase, training_base
 from macaron_local.refine.data import Encoded
 from macaron_local.refine.gate import GateConfig, decide, plot_gate, plot_series
+from macaron_local.refine.hf import HFBase
 from macaron_local.refine.lora import LoraConfig, attach_lora, detach_lora, export_lora, import_lora
 from macaron_local.refine.train import (
     collate,
@@ -156,6 +157,10 @@ def sample_tokens(
     gen: torch.Generator | None = None,
 ) -> list[list[int]]:
     """``n`` continuations of ``prompt`` (greedy when ``temperature`` <= 0), KV-cached."""
+    if isinstance(model, HFBase):  # transformers keeps its own KV cache
+        return model.sample(
+            prompt, n=n, max_tokens=max_tokens, temperature=temperature, eog=eog, gen=gen
+        )
     x, past = model._layers(torch.tensor([prompt]), None)
     logits = model.logits(model.output_norm(x[:, -1])).expand(n, -1)
     out: list[list[int]] = [[] for _ in range(n)]

@@ -25,6 +25,7 @@ from torch import nn
 from macaron_local.engine.lora_io import LoraFile, read_lora, write_lora
 from macaron_local.errors import RefineError
 from macaron_local.refine.arch.llama import LINEARS, Linear
+from macaron_local.refine.hf import HFBase
 
 ALL_LINEAR: tuple[str, ...] = LINEARS
 
@@ -98,8 +99,12 @@ def _parent(model: nn.Module, name: str) -> tuple[nn.Module, str]:
     return model.get_submodule(parent_name) if parent_name else model, attr
 
 
-def attach_lora(model: nn.Module, config: LoraConfig, *, seed: int = 0) -> dict[str, LoraLinear]:
+def attach_lora(
+    model: nn.Module | HFBase, config: LoraConfig, *, seed: int = 0
+) -> dict[str, LoraLinear]:
     """Wrap every matching frozen Linear of ``model``; returns GGUF tensor name -> module."""
+    if isinstance(model, HFBase):  # a transformers base: peft does the wrapping
+        return model.attach_lora(config, seed=seed)
     if lora_modules(model):
         raise RefineError("the model already carries a LoRA; detach it first")
     gen = torch.Generator().manual_seed(seed)
@@ -117,11 +122,15 @@ def attach_lora(model: nn.Module, config: LoraConfig, *, seed: int = 0) -> dict[
 
 def lora_modules(model: nn.Module) -> dict[str, LoraLinear]:
     """The LoRA modules of ``model`` by GGUF tensor name (``blk.0.attn_q.weight``)."""
+    if isinstance(model, HFBase):
+        return model.lora_modules()
     return {f"{n}.weight": m for n, m in model.named_modules() if isinstance(m, LoraLinear)}
 
 
 def detach_lora(model: nn.Module) -> None:
     """Put the plain frozen Linear modules back (the base is untouched by training)."""
+    if isinstance(model, HFBase):
+        return model.detach_lora()
     for tensor_name, module in lora_modules(model).items():
         parent, attr = _parent(model, tensor_name.removesuffix(".weight"))
         setattr(parent, attr, module.base)
@@ -129,6 +138,8 @@ def detach_lora(model: nn.Module) -> None:
 
 def lora_tensors(model: nn.Module) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Current (A, B) of every LoRA as float32 numpy arrays, GGUF orientation."""
+    if isinstance(model, HFBase):
+        return model.lora_tensors()
     return {
         name: (m.lora_a.detach().float().numpy().copy(), m.lora_b.detach().float().numpy().copy())
         for name, m in lora_modules(model).items()
@@ -144,6 +155,8 @@ def export_lora(
     dtype: Literal["f32", "f16"] = "f32",
 ) -> Path:
     """Write the model's LoRA as a GGUF adapter that llama.cpp loads as-is."""
+    if isinstance(model, HFBase):  # it knows its own architecture
+        return model.export_lora(path, metadata=dict(metadata or {}), dtype=dtype)
     mods = lora_modules(model)
     if not mods:
         raise RefineError("the model has no LoRA to export")
@@ -159,6 +172,8 @@ def export_lora(
 
 def import_lora(model: nn.Module, source: Path | str | LoraFile) -> LoraConfig:
     """Attach the adapter in ``source`` to ``model`` with its exact tensors; returns its config."""
+    if isinstance(model, HFBase):
+        return model.import_lora(source)
     lora = source if isinstance(source, LoraFile) else read_lora(source)
     rank = lora.rank
     alpha = lora.alpha or float(rank)  # llama.cpp: alpha 0 means scale 1

@@ -95,8 +95,8 @@ def test_load_base_refuses_an_unsupported_architecture_before_reading_tensors(
     from macaron_local.refine import weights
     from macaron_local.refine.arch import load_base
 
-    path = tmp_path / "tiny-qwen2.gguf"  # a (tiny) model of an architecture with no torch model
-    writer = gguf.GGUFWriter(str(path), "qwen2")
+    path = tmp_path / "tiny.gguf"  # a (tiny) model of an architecture no backend can train
+    writer = gguf.GGUFWriter(str(path), "nosucharch")
     writer.add_context_length(64)
     writer.add_tensor("token_embd.weight", np.zeros((16, 8), np.float32))
     writer.write_header_to_file()
@@ -108,7 +108,7 @@ def test_load_base_refuses_an_unsupported_architecture_before_reading_tensors(
         raise AssertionError("tensors were dequantized before the architecture was checked")
 
     monkeypatch.setattr(weights, "read_weights", no_tensors)
-    with pytest.raises(RefineError, match="architecture 'qwen2' has no torch model"):
+    with pytest.raises(RefineError, match="architecture 'nosucharch' has no torch model"):
         load_base(path)
 
 

@@ -36,15 +36,20 @@ def build(weights: Any) -> Any:
 
 
 def load_base(path: Path | str, *, stop_if: Callable[[], bool] | None = None) -> Any:
-    """Read a GGUF base model and build its frozen float32 torch model; ``stop_if`` is asked
-    before each tensor is read (a cancelled run does not finish loading first)."""
+    """The frozen torch model of a GGUF base: the GGUF-space model for the architectures here
+    (``stop_if`` is asked before each tensor is read), else a transformers model
+    (:class:`~macaron_local.refine.hf.HFBase`) for any architecture transformers reads."""
     from macaron_local.engine.gguf_model import inspect_model
     from macaron_local.refine.weights import read_weights
 
     arch = inspect_model(path).arch  # the cached header: a bad file is a named error too
-    if arch not in ARCHITECTURES:  # said before gigabytes are dequantized, not after
+    if arch in ARCHITECTURES:  # the GGUF-space model: exact parity with llama.cpp
+        return build(read_weights(path, stop_if=stop_if))
+    from macaron_local.refine.hf import HFBase, hf_architectures
+
+    if arch not in hf_architectures():  # said before gigabytes are dequantized, not after
         raise RefineError(
             f"{Path(path).name}: architecture {arch!r} has no torch model "
-            f"(supported: {', '.join(supported())})"
+            f"(supported: {', '.join(sorted({*supported(), *hf_architectures()}))})"
         )
-    return build(read_weights(path, stop_if=stop_if))
+    return HFBase.load(Path(path), arch)

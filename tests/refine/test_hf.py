@@ -1,0 +1,109 @@
+"""The transformers + peft backend: a LoRA it trains is one llama.cpp serves the same way.
+
+On the embedded llama base (its F32 copy, where llama.cpp and torch agree to float precision)
+the exported Q/K rows must be permuted for llama.cpp's rope; on the real qwen2 0.5B fixture
+(Q4_K_M) they must not, and the trainer runs end to end.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from tests.refine.helpers import CHAT
+
+pytest.importorskip("peft")
+
+
+def _random_lora(model: Any, targets: tuple[str, ...], seed: int = 3, scale: float = 0.05) -> None:
+    """A LoRA with random A and B (a fresh one is an exact no-op, which would prove nothing)."""
+    from macaron_local.refine.lora import LoraConfig, attach_lora
+
+    attach_lora(model, LoraConfig(rank=4, alpha=8.0, targets=targets), seed=seed)
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.requires_grad:
+                p.copy_(torch.randn(p.shape, generator=gen) * scale)
+
+
+def _logits(model: Any, tokens: list[int]) -> np.ndarray:
+    with torch.no_grad():
+        h = model.hidden(torch.tensor([tokens]))
+        return model.logits(h)[0].float().numpy()
+
+
+def test_llama_qk_rows_are_permuted_for_llamacpp(
+    f32_base: Path, f32_engine: Any, tokenizer: Any, tmp_path: Path
+) -> None:
+    from macaron_local.refine.hf import HFBase
+    from macaron_local.refine.lora import detach_lora, export_lora
+
+    model = HFBase.load(f32_base, "llama", on="cpu")
+    tokens = tokenizer.tokenize(
+        tokenizer.render_chat(CHAT["messages"], add_generation_prompt=False)
+    )
+    base_torch = _logits(model, tokens)
+    assert np.abs(base_torch - f32_engine.eval_logits(tokens, all_positions=True)).max() < 1e-3
+    _random_lora(model, ("attn_q", "attn_k", "attn_v"))
+    ours = _logits(model, tokens)
+    path = export_lora(model, tmp_path / "hf-llama.gguf", metadata={})
+    detach_lora(model)
+    f32_engine.load_adapter("hf", path)
+    theirs = f32_engine.eval_logits(tokens, adapter="hf", all_positions=True)
+    assert np.abs(ours - base_torch).max() > 0.5  # the LoRA changes the logits...
+    assert np.abs(ours - theirs).max() < 2e-3  # ...and llama.cpp applies it identically
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_a_qwen2_base_trains_exports_and_serves(tmp_path: Path) -> None:
+    from macaron_local.engine.engine import Engine, EngineConfig
+    from macaron_local.engine.lora_io import read_lora
+    from macaron_local.engine.tokenizer import shared_tokenizer
+    from macaron_local.refine.arch import load_base
+    from macaron_local.refine.hf import HFBase
+    from macaron_local.refine.lora import detach_lora, export_lora
+    from macaron_local.refine.train import TrainConfig, train
+    from tests.tall_fixture import qwen2_gguf
+
+    base = qwen2_gguf()
+    model = load_base(base)  # qwen2 has no GGUF-space model: transformers loads it
+    assert isinstance(model, HFBase) and model.arch == "qwen2"
+    tok = shared_tokenizer(base)
+    tokens = tok.tokenize(tok.render_chat(CHAT["messages"], add_generation_prompt=False))
+    with Engine(base, EngineConfig(n_ctx=512, n_threads=1)) as engine:
+        base_cpp = engine.eval_logits(tokens, all_positions=True)
+        base_torch = _logits(model, tokens)
+        _random_lora(model, ("attn_q", "attn_k", "attn_v", "attn_output"), scale=0.03)
+        ours = _logits(model, tokens)
+        path = export_lora(model, tmp_path / "qwen2.gguf", metadata={})
+        detach_lora(model)
+        engine.load_adapter("hf", path)
+        theirs = engine.eval_logits(tokens, adapter="hf", all_positions=True)
+    # Q4_K_M in llama.cpp vs its dequantized weights in torch: compare what the LoRA changes
+    d_ours, d_theirs = (ours - base_torch).ravel(), (theirs - base_cpp).ravel()
+    corr = np.corrcoef(d_ours, d_theirs)[0, 1]
+    rel = np.linalg.norm(d_ours - d_theirs) / np.linalg.norm(d_ours)
+    agree = (ours.argmax(-1) == theirs.argmax(-1)).mean()
+    agree_base = (base_torch.argmax(-1) == base_cpp.argmax(-1)).mean()
+    facts = dict(max=np.abs(d_ours).max(), corr=corr, rel=rel, agree=agree, base=agree_base)
+    assert np.abs(d_ours).max() > 0.5, facts
+    assert corr > 0.95 and rel < 0.35, facts
+    assert agree >= agree_base - 0.1, facts  # no worse than the quantization
+
+    # the trainer itself, a few steps: loss on targets, exported with the base's checksum
+    rows = [{"messages": CHAT["messages"]} for _ in range(4)]
+    cfg = TrainConfig(steps=2, batch_size=2, rank=2, alpha=4.0, max_len=256, targets=("attn_q",))
+    res = train(
+        rows, model=model, tokenizer=tok, out=tmp_path / "L0.gguf", label="L0",
+        base_sha256="q" * 64, config=cfg, arch="qwen2", progress=False,
+    )  # fmt: skip
+    assert res.status == "done" and len(res.losses) == 2 and all(np.isfinite(res.losses))
+    lora = read_lora(res.path)
+    assert lora.arch == "qwen2" and lora.base_sha256 == "q" * 64
+    assert sorted(lora.targets) == sorted(f"blk.{i}.attn_q.weight" for i in range(24))
