@@ -28,6 +28,11 @@ class Vocab:
         self._voc = _lcpp.vocab(model)
         self.n_vocab = _lcpp.n_vocab(self._voc)
         self._template = _compile(template) if template else None
+        # a reasoning template (Qwen3) is told not to think: the specialists answer directly,
+        # and serving and training render the same prompt (no empty think block on one side)
+        self._kwargs = (
+            {"enable_thinking": False} if template and "enable_thinking" in template else {}
+        )
         self.bos_text = _lcpp.model_meta(model, "tokenizer.ggml.bos_token_id")
         self._piece_cache: dict[int, bytes] = {}
 
@@ -65,7 +70,11 @@ class Vocab:
             body = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in msgs)
             return body + ("<|im_start|>assistant\n" if add_generation_prompt else "")
         return self._template.render(
-            messages=msgs, add_generation_prompt=add_generation_prompt, bos_token="", eos_token=""
+            messages=msgs,
+            add_generation_prompt=add_generation_prompt,
+            bos_token="",
+            eos_token="",
+            **self._kwargs,
         )
 
     def count(self, text: str) -> int:

@@ -133,9 +133,31 @@ def _spans(tok: ChatTokenizer, msgs: list[dict[str, Any]]) -> tuple[str, list[tu
         prompt = tok.render_chat(msgs[:i], add_generation_prompt=True)
         upto = tok.render_chat(msgs[: i + 1], add_generation_prompt=False)
         if not (full.startswith(prompt) and full.startswith(upto)):
-            raise RefineError("the chat template does not render conversations append-only")
+            raise NotAppendOnly("the chat template does not render conversations append-only")
         spans.append((len(prompt), len(upto)))
     return full, spans
+
+
+class NotAppendOnly(RefineError):
+    """The chat template renders a longer conversation differently from its start (Qwen3 drops
+    earlier turns' reasoning), so one rendering cannot hold every turn's targets."""
+
+
+def encode_turns(tok: ChatTokenizer, example: Example, max_len: int) -> list[Encoded]:
+    """``encode``, or, under a template that is not append-only, one example per trained
+    assistant turn (the conversation up to it, that turn alone trained): what serving sends."""
+    try:
+        one = encode(tok, example, max_len)
+        return [one] if one is not None else []
+    except NotAppendOnly:
+        msgs = check_messages(example)
+    out = []
+    for i, m in enumerate(msgs):
+        if m["role"] == "assistant" and m.get("train", True):
+            upto = [{**p, "train": False} if p["role"] == "assistant" else p for p in msgs[:i]]
+            enc = encode(tok, {"messages": [*upto, m]}, max_len)
+            out += [enc] if enc is not None else []
+    return out
 
 
 def encode(tok: ChatTokenizer, example: Example, max_len: int) -> Encoded | None:

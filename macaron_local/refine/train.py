@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from macaron_local import paths
 from macaron_local.engine.lora_io import BASE_SHA_KEY, LABEL_KEY, REVISION_KEY
 from macaron_local.errors import RefineError
-from macaron_local.refine.data import Encoded, Example, data_hash, encode
+from macaron_local.refine.data import Encoded, Example, data_hash, encode_turns
 from macaron_local.refine.lora import (
     ALL_LINEAR,
     LoraConfig,
@@ -100,7 +100,7 @@ class TrainResult:
 
 
 def encode_all(tok: Any, examples: Sequence[Example], max_len: int) -> list[Encoded]:
-    out = [e for e in (encode(tok, ex, max_len) for ex in examples) if e is not None]
+    out = [e for ex in examples for e in encode_turns(tok, ex, max_len)]
     if not out:
         raise RefineError("no example has an assistant token within max_len")
     return out

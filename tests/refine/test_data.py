@@ -129,3 +129,34 @@ def test_importing_refine_does_not_import_torch() -> None:
         "macaron_local.refine.bootstrap; assert 'torch' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# A Qwen3-style template: earlier answers lose their reasoning, the last keeps a think block, and
+# ``enable_thinking=false`` puts an empty one after the generation prompt.
+QWEN3_LIKE = r"""
+{%- for m in messages -%}
+{%- if m.role == 'assistant' -%}
+{%- set c = m.content.split('</think>')[-1].lstrip('\n') -%}
+{%- if loop.last -%}{{ '<|im_start|>assistant\n<think>\n\n</think>\n\n' + c + '<|im_end|>\n' }}
+{%- else -%}{{ '<|im_start|>assistant\n' + c + '<|im_end|>\n' }}{%- endif -%}
+{%- else -%}{{ '<|im_start|>' + m.role + '\n' + m.content + '<|im_end|>\n' }}{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\n' }}
+{%- if enable_thinking is defined and enable_thinking is false -%}
+{{- '<think>\n\n</think>\n\n' }}{%- endif -%}{%- endif -%}
+"""
+
+
+def test_a_reasoning_template_is_told_not_to_think_and_trained_turn_by_turn(tokenizer) -> None:  # noqa: ANN001
+    from macaron_local.engine.tokenizer import Vocab
+    from macaron_local.refine.data import encode_turns
+
+    qwen3 = Vocab(tokenizer._model, QWEN3_LIKE)  # the embedded vocabulary, a Qwen3 template
+    prompt = qwen3.render_chat([{"role": "user", "content": "hi"}])
+    assert prompt.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")  # no thinking
+    with pytest.raises(RefineError, match="append-only"):
+        encode(qwen3, AGENT, max_len=512)  # one rendering cannot hold both answers
+    encoded = encode_turns(qwen3, AGENT, max_len=512)
+    assert len(encoded) == 2  # one example per assistant turn, as serving renders each
+    trained = [_trained_text(qwen3, e) for e in encoded]
+    assert trained == [["```repl\nprint(clock.now())\n```<|im_end|>"], ["It is 09:30.<|im_end|>"]]
