@@ -3,8 +3,8 @@
 Owns :func:`plan` (from the base's header and the train config alone: nothing is loaded) and
 :func:`check_fits`, which refuses a run whose memory estimate is over what the device has, with
 the reason and what to change. The estimate counts the frozen base weights at the dtype the
-backend holds them in, a working copy while they are read, the activations of one batch with
-gradients, and the logits of the target tokens; ``bench/tall.py`` prints it against the measured
+backend holds them in, the copy made while they are converted, the activations of one batch
+with gradients, the logits of the target tokens and the process's fixed cost; ``bench/tall.py`` prints it against the measured
 peak. The time estimate uses the device's measured matmul speed and ``4 x parameters x tokens``
 FLOPs per step (forward, and a backward for activations only: the base is frozen) for rows of
 a typical length; the progress bar's ETA takes over once steps run.
@@ -57,7 +57,10 @@ def plan(base_path: Path, arch: str, cfg: object, *, steps: int) -> Plan:
     tokens = int(cfg.batch_size) * int(cfg.max_len)  # type: ignore[attr-defined]
     acts = tokens * int(hidden) * max(1, info.n_layer) * 24  # kept for the backward pass
     logits = tokens * int(vocab) * 4 // 4  # targets are about a quarter of the tokens
-    memory = int(weight_bytes * 1.25 + acts + logits + 512 * 2**20)
+    # transformers holds a second copy of the weights while it converts the GGUF; measured
+    # with bench/tall.py, as is the fixed cost of the process (torch, the tokenizer, Python)
+    copies = 1.25 if gguf_space else 2.0
+    memory = int(weight_bytes * copies + acts + logits + GIB)
     flops = _flops_per_s(dev)
     typical = int(cfg.batch_size) * min(int(cfg.max_len), TYPICAL_LEN)  # type: ignore[attr-defined]
     seconds = 4 * n_params * typical * steps / flops if flops else None
