@@ -4,10 +4,11 @@ Owns :func:`plan` (from the base's header and the train config alone: nothing is
 :func:`check_fits`, which refuses a run whose memory estimate is over what the device has, with
 the reason and what to change. The estimate counts the frozen base weights at the dtype the
 backend holds them in, the copy made while they are converted, the activations of one batch
-with gradients, the logits of the target tokens and the process's fixed cost; ``bench/tall.py`` prints it against the measured
-peak. The time estimate uses the device's measured matmul speed and ``4 x parameters x tokens``
-FLOPs per step (forward, and a backward for activations only: the base is frozen) for rows of
-a typical length; the progress bar's ETA takes over once steps run.
+with gradients, the logits of the target tokens and the process's fixed cost;
+``bench/tall.py`` prints it against the measured peak. The time estimate uses the device's
+measured matmul speed and ``4 x parameters x tokens`` FLOPs per step (forward, and a backward
+for activations only: the base is frozen) for rows of a typical length; the progress bar's ETA
+takes over once steps run.
 """
 
 from __future__ import annotations
