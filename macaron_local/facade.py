@@ -235,9 +235,18 @@ class Assistant:
         return export_session(self._db(), session_id, fmt)
 
     def import_session(self, text: str) -> str:
-        from macaron_local.store import import_session
+        """Import a JSON export as a new session; when a chat with its title is already there
+        (imported twice, or exported from this store), the new one is titled "… (imported
+        copy)" so the two are told apart."""
+        from macaron_local.store import import_session, list_sessions, rename_session
 
-        return import_session(self._db(), text, labels=self._profile_obj().labels)
+        db = self._db()
+        sid = import_session(db, text, labels=self._profile_obj().labels)
+        sessions = list_sessions(db)
+        title = next((s.title for s in sessions if s.id == sid), "")
+        if any(s.title == title and s.id != sid for s in sessions):
+            rename_session(db, sid, f"{title or 'Untitled'} (imported copy)")
+        return sid
 
     def history(self, session_id: str) -> list[TurnItem]:
         from macaron_local.store import branch, summaries

@@ -13,6 +13,7 @@ from pathlib import Path
 from textual.app import App
 from textual.binding import Binding
 
+from macaron_local import paths
 from macaron_local.errors import MacaronError
 from macaron_local.facade import AssistantProtocol, RefineHandle
 from macaron_local.tui.errors import report
@@ -174,6 +175,27 @@ class MacaronApp(App[None]):
     def action_refine(self) -> None:
         if not isinstance(self.screen, RefineScreen):
             self.push_screen(RefineScreen())
+
+    def deliver_screenshot(
+        self,
+        filename: str | None = None,
+        path: str | None = None,
+        time_format: str | None = None,
+    ) -> str | None:
+        """The palette's "Screenshot": into the Downloads folder when there is one, else the
+        export folder, else the current one (Textual's default fails without ~/Downloads)."""
+        return super().deliver_screenshot(filename, path or str(self.screenshot_dir()), time_format)
+
+    def screenshot_dir(self) -> Path:
+        import platformdirs
+
+        downloads = platformdirs.user_downloads_path()
+        if downloads.is_dir():
+            return downloads
+        folder = self.settings.export_dir
+        if folder is None:
+            return Path.cwd()
+        return paths.ensure(Path(folder).expanduser())
 
     def action_toggle_theme(self) -> None:
         """Light / dark, kept in the settings file (when there is one)."""

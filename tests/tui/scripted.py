@@ -94,6 +94,7 @@ class ScriptedAssistant:
         self.ui_sent: list[tuple[str | None, str]] = []
         self._n = 0
         self.started = False
+        self.summaries_written = True  # False: every summary is still being written
 
     def _id(self, prefix: str) -> str:
         self._n += 1
@@ -208,9 +209,8 @@ class ScriptedAssistant:
 
     def _with_branch(self, s: _Session, t: TurnItem) -> TurnItem:
         sibs = [x.id for x in s.turns if x.parent_id == t.parent_id]
-        return replace(
-            t, branch=sibs.index(t.id) + 1, branches=len(sibs), summary=f"summary of {t.request!r}"
-        )
+        summary = f"summary of {t.request!r}" if self.summaries_written else None
+        return replace(t, branch=sibs.index(t.id) + 1, branches=len(sibs), summary=summary)
 
     # --- turns -----------------------------------------------------------------------------
 
@@ -555,6 +555,7 @@ class ScriptedRefine:
         self.lines: list[str] = [f"{label}: sft 6, pairs 6 (parent base)"]
         self.cancelled = False
         self.outcome: RefineOutcome | None = None
+        self.error: str | None = None  # set by ``fail``, like a run that raised
 
     def advance(self, steps: int = 1) -> None:
         for _ in range(steps):
@@ -580,14 +581,18 @@ class ScriptedRefine:
             report_json="/runs/L0-x/report.json",
         )
 
+    def fail(self, error: str) -> None:
+        self.error = error
+
     def progress(self) -> RefineProgress:
         return RefineProgress(
             self.label,
             self.step,
             self.total,
             tuple(self.lines),
-            done=self.outcome is not None,
+            done=self.outcome is not None or self.error is not None,
             cancelling=self.cancelled and self.outcome is None,
+            error=self.error,
         )
 
     def cancel(self) -> None:

@@ -103,6 +103,7 @@ class ChatScreen(SessionActions, Screen[None]):
         self._load_reported = False
         self.questions = Questions()  # yes/no questions the workers are waiting on
         self.queued: list[QueuedTurn] = []  # sent while a turn ran: each starts when it ends
+        self._summary_polls = 0
 
     def compose(self) -> ComposeResult:
         settings = self.app.settings  # type: ignore[attr-defined]
@@ -196,6 +197,9 @@ class ChatScreen(SessionActions, Screen[None]):
         if self.not_learning:
             parts.append("not learning from this chat (/nolearn)")
         self.query_one("#status", Static).update(" · ".join(parts))
+        self._summary_polls += 1
+        if self._summary_polls % 8 == 0:  # every 2 s
+            self._refresh_summary()
         if a.load_error is not None and not self._load_reported:
             self._load_reported = True
             report(self.app, a.load_error)
@@ -541,6 +545,17 @@ class ChatScreen(SessionActions, Screen[None]):
         if scroll:
             widget.scroll_visible(animate=False)
         self.query_one(Inspector).show(self._fresh(widget.item))
+
+    def _refresh_summary(self) -> None:
+        """The selected answer's summary is written in the background after its turn: once it
+        is stored, the inspector shows it (it said "not written yet" until the next selection)."""
+        widget = self.selected
+        if widget is None or widget.item is None or widget.item.summary is not None:
+            return
+        fresh = self._fresh(widget.item)
+        if fresh is not None and fresh.summary is not None:
+            widget.item = fresh
+            self.query_one(Inspector).show(fresh)
 
     def _fresh(self, item: TurnItem | None) -> TurnItem | None:
         """Re-read the turn so the inspector shows a summary written since."""

@@ -15,6 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Label, Log, ProgressBar, Select, Static
 
+from macaron_local.errors import MacaronError
 from macaron_local.facade import SPECIALISTS, RefineHandle, RefineOutcome, RefineProgress
 from macaron_local.tui.errors import report
 
@@ -133,6 +134,23 @@ class RefineScreen(Screen[None]):
         self.query_one("#refine-state", Label).update("Not started.")
         report(self.app, exc)
 
+    def _explain(self, label: str, error: str) -> str:
+        """A run with nothing to learn while turns are kept means they have no feedback yet: say
+        that (the runtime's hint says to opt in, misleading when experience is on)."""
+        if "no experience to learn" not in error:
+            return error
+        try:
+            status = self.app.assistant.experience_status()  # type: ignore[attr-defined]
+        except MacaronError:
+            return error
+        kept = status.per_label.get(label, 0)
+        if not status.on or not kept:
+            return error
+        return (
+            f"{kept} {label} turn(s) are kept, but none has feedback to learn from yet: rate "
+            "answers (+ / -) or correct them (x, /correct), then start again"
+        )
+
     def _started(self, label: str, handle: RefineHandle) -> None:
         self.starting = False
         self.app.refine_handle = handle  # type: ignore[attr-defined]
@@ -172,8 +190,9 @@ class RefineScreen(Screen[None]):
     def _show_end(self, handle: RefineHandle, p: RefineProgress) -> None:
         result = self.query_one("#refine-result", Static)
         if p.error is not None:
-            result.update(f"The run failed: {p.error}")
-            self.notify(f"Refine failed: {p.error}", severity="error", markup=False)
+            error = self._explain(p.label, p.error)
+            result.update(f"The run failed: {error}")
+            self.notify(f"Refine failed: {error}", severity="error", markup=False)
             return
         outcome = handle.report()
         if outcome is not None:

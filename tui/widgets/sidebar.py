@@ -7,6 +7,9 @@ marked "do not learn from this chat" starts with ``⊘``.
 
 from __future__ import annotations
 
+import re
+
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -18,11 +21,27 @@ from macaron_local.facade import SearchItem, SessionItem
 NOLEARN = "⊘ "  # marks a chat the assistant does not learn from (/nolearn)
 
 
+def hit_text(hit: SearchItem) -> Text:
+    """A search hit as shown: a turn hit is ``↳`` its snippet under its chat's title, a title
+    hit is ``▣`` the title; the matched words (``[...]`` in the store's snippet) stand out."""
+    out = Text()
+    if hit.turn_id is not None:
+        out.append(f"{hit.session_title or 'Untitled'}\n", style="dim")
+        out.append("↳ ")
+    else:
+        out.append("▣ ", style="bold")
+    for i, part in enumerate(re.split(r"\[([^\]]*)\]", hit.snippet)):
+        out.append(part, style="bold reverse" if i % 2 else "")
+    return out
+
+
 class SessionRow(ListItem):
     """One session, or one search hit inside a session."""
 
-    def __init__(self, session_id: str, text: str, turn_id: str | None = None) -> None:
-        super().__init__(Label(text, markup=False))
+    def __init__(
+        self, session_id: str, text: str, turn_id: str | None = None, shown: Text | None = None
+    ) -> None:
+        super().__init__(Label(shown or text, markup=False))
         self.session_id, self.turn_id, self.text = session_id, turn_id, text
 
 
@@ -80,7 +99,12 @@ class Sidebar(Vertical):
 
     async def show_hits(self, hits: list[SearchItem]) -> None:
         rows = [
-            SessionRow(h.session_id, f"{h.session_title or 'Untitled'}: {h.snippet}", h.turn_id)
+            SessionRow(
+                h.session_id,
+                f"{h.session_title or 'Untitled'}: {h.snippet}",
+                h.turn_id,
+                shown=hit_text(h),
+            )
             for h in hits
         ]
         await self._fill(rows, None)
