@@ -2,8 +2,9 @@
 
 Owns the step function the agent loop calls (render the view plus the tool messages so far,
 generate with the label's adapter in its own KV slot, stream the text) and the aggregation of
-the steps into one answer with its tool calls. The agent session (REPL, gate) comes from the
-runtime; nothing here writes to the store.
+the steps into one answer with its tool calls, whose final text must match the record
+(:func:`~macaron_local.agent.truth.truthful`: no claimed action without a tool call that did
+it). The agent session (REPL, gate) comes from the runtime; nothing here writes to the store.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from macaron_local.agent.truth import truthful
 from macaron_local.engine import Completion, Engine, Sampling
 from macaron_local.errors import CancelledError
 from macaron_local.store import NewToolCall
@@ -23,6 +25,7 @@ class ActOutcome:
     tool_calls: list[NewToolCall] = field(default_factory=list)
     round_trips: int = 0
     finished: bool = True
+    rewritten: str | None = None  # why the runtime rewrote the model's final text, if it did
 
 
 def act(
@@ -63,12 +66,12 @@ def act(
         return done.text
 
     outcome = agent.run(step, messages, max_steps=max_steps)
-    total.text = outcome.text
+    total.text, rewritten = truthful(outcome.text, outcome.calls)  # the record decides
     calls = [
         NewToolCall(step=c.step, label=label, code=c.code, result=c.result, status=c.status)
         for c in outcome.calls
     ]
-    return ActOutcome(total, calls, outcome.round_trips, outcome.finished)
+    return ActOutcome(total, calls, outcome.round_trips, outcome.finished, rewritten)
 
 
 def _accumulate(total: Completion, done: Completion) -> None:
