@@ -493,6 +493,8 @@ class Runtime(SummaryHops):
             if finish_summaries:
                 self.finish_pending(timeout=self.profile.memory.close_wait_s)
         finally:
+            if not finish_summaries:  # the summary being written stops at its next step (a
+                self.engine.close()  # prompt chunk or a token) instead of being waited for
             self._summarizer.shutdown(wait=True)
             for agent in self._agents.values():
                 agent.close()
