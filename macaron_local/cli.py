@@ -51,6 +51,7 @@ class LazyGroup(click.Group):
         "remote": "macaron_local.remote.cli:remote_group",
         "experience": "macaron_local.experience.cli:experience",
         "sandbox": "macaron_local.agent.cli:sandbox_group",
+        "reminders": "macaron_local.agent.reminders_cli:reminders_group",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -103,6 +103,7 @@ class Assistant:
         self._loader: threading.Thread | None = None
         self._confirm: ConfirmFn | None = None
         self._on_reload: Callable[[str, str], None] | None = None
+        self._reminders: Any = None  # the ReminderClock, once the app watches reminders
 
     def set_confirm(self, confirm: ConfirmFn | None) -> None:
         """Who answers "run this side-effecting tool?" for agent turns and UI tool actions (the
@@ -559,9 +560,21 @@ class Assistant:
             raise ContractError(f"no specialist {label!r}", hint="one of L0, L1, L2, L3")
         return start_job(label, profile=self._profile_obj(), db_path=self._db_path, config=config)
 
+    def watch_reminders(self, on_due: Callable[[dict[str, Any]], None]) -> None:
+        """Hand each reminder to ``on_due`` when it falls due (those missed while closed at
+        once), on a clock thread, until :meth:`close`; also the desktop notifier if present."""
+        from macaron_local import paths
+        from macaron_local.agent.reminders import ReminderClock
+
+        if self._reminders is None:
+            self._reminders = ReminderClock(paths.data_dir(), on_due).start()
+
     def close(self, *, finish_summaries: bool = True) -> None:
         """Wait for the loader and close the runtime; pending summaries are written first
         unless ``finish_summaries`` is False (then the next start writes them)."""
+        if self._reminders is not None:
+            self._reminders.stop()
+            self._reminders = None
         loader = self._loader
         if loader is not None:
             loader.join()

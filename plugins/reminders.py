@@ -1,7 +1,9 @@
 """Bundled plugin: reminders at a date and time, kept in ``personal.db``.
 
-Registers ``reminders.add`` and ``reminders.list``. Firing a reminder is the UI's job (it polls
-``reminders.list``); this plugin only stores them.
+Registers ``reminders.add`` and ``reminders.list``; this plugin only stores them. They fire
+through the runtime's clock (``macaron_local/agent/reminders.py``: the app shows each as a
+notification when it falls due, missed ones at the next start) and ``macaron reminders``
+lists them, marks them done or snoozes them from the shell.
 """
 
 from __future__ import annotations

@@ -66,6 +66,7 @@ class MacaronApp(App[None]):
     def on_mount(self) -> None:
         self.apply_settings(self.settings)
         self.assistant.start()
+        self.assistant.watch_reminders(self.remind)
         for notice in self.notices:
             self.notify(notice, severity="warning", timeout=10, markup=False)
         self.warn_key_conflicts(self.settings)
@@ -83,6 +84,18 @@ class MacaronApp(App[None]):
             title="Not reloaded" if refused else "Reloaded",
             severity="warning" if refused else "information",
             timeout=12 if refused else 4,
+            markup=False,
+        )
+
+    def remind(self, reminder: dict) -> None:
+        """A reminder fell due (called on the reminder clock's thread). Raises when the app
+        cannot show it, so the reminder stays pending and fires at the next start."""
+        self.call_from_thread(
+            self.notify,
+            str(reminder["text"]),
+            title=f"Reminder · {reminder['at'].replace('T', ' ')}",
+            severity="warning",
+            timeout=60,
             markup=False,
         )
 

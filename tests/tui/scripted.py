@@ -543,8 +543,18 @@ class ScriptedAssistant:
         self.ui_sent.append((turn_id, text))
         return self._commit(session_id, text, answer, "L3", "sticky", HEAD)
 
+    def watch_reminders(self, on_due: Callable[[dict[str, Any]], None]) -> None:
+        """The real reminder clock over this home's personal.db (as the real assistant)."""
+        from macaron_local import paths
+        from macaron_local.agent.reminders import ReminderClock
+
+        if getattr(self, "reminders", None) is None:
+            self.reminders = ReminderClock(paths.data_dir(), on_due, every_s=0.2).start()
+
     def close(self, *, finish_summaries: bool = True) -> None:
         self.closed = True
+        if getattr(self, "reminders", None) is not None:
+            self.reminders.stop()
 
 
 class ScriptedRefine:
