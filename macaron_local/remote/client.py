@@ -371,12 +371,12 @@ class _Translated:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> bool:
+    def __exit__(self, kind: type | None, exc: BaseException | None, tb: object) -> None:
         if exc is None or isinstance(exc, CancelledError):
-            return False
+            return
         if isinstance(exc, RemoteFailure):
             exc.args = (self.scrub(exc.message),)
-            return False
+            return
         if isinstance(exc, httpx.TimeoutException):
             what = "connecting" if isinstance(exc, httpx.ConnectTimeout) else "waiting for data"
             raise RemoteFailure("timeout", f"{self.host}: timed out {what}") from exc
@@ -387,7 +387,6 @@ class _Translated:
             raise RemoteFailure(
                 reason, f"{self.host}: connection lost ({type(exc).__name__})"
             ) from exc
-        return False
 
 
 _BEARER = re.compile(r"(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/=-]{4,}")
