@@ -55,13 +55,19 @@ def plan(base_path: Path, arch: str, cfg: object, *, steps: int) -> Plan:
     gguf_space = arch in ARCHITECTURES
     dev = "cpu" if gguf_space else _hf_device()
     weight_bytes = n_params * (4 if dev == "cpu" else 2)
-    tokens = int(cfg.batch_size) * int(cfg.max_len)  # type: ignore[attr-defined]
-    acts = tokens * int(hidden) * max(1, info.n_layer) * 24  # kept for the backward pass
+    seq = int(cfg.max_len)  # type: ignore[attr-defined]
+    tokens = int(cfg.batch_size) * seq  # type: ignore[attr-defined]
+    ffn = shapes.get("blk.0.ffn_up.weight", (4 * int(hidden), int(hidden)))[0]
+    # kept for the backward pass, per token and layer: the residual stream and attention
+    # projections (~16 x hidden), the MLP (~3 x ffn) and the attention probabilities (heads x
+    # seq, heads ~ hidden / 64); 4 bytes each on transformers (eager attention), 2 in GGUF space
+    per = 16 * int(hidden) + 3 * int(ffn) + int(hidden) // 64 * seq
+    acts = tokens * max(1, info.n_layer) * per * (2 if gguf_space else 4)
     logits = tokens * int(vocab) * 4 // 4  # targets are about a quarter of the tokens
-    # transformers holds a second copy of the weights while it converts the GGUF; measured
-    # with bench/tall.py, as is the fixed cost of the process (torch, the tokenizer, Python)
-    copies = 1.25 if gguf_space else 2.0
-    memory = int(weight_bytes * copies + acts + logits + GIB)
+    # transformers holds a second copy of the weights while it converts the GGUF (before any
+    # activation exists); measured with bench/tall.py, as is the process's fixed cost
+    held = weight_bytes * (1.25 if gguf_space else 1.0)
+    memory = int(max(held + acts, weight_bytes * 2.0) + logits + GIB)
     flops = _flops_per_s(dev)
     typical = int(cfg.batch_size) * min(int(cfg.max_len), TYPICAL_LEN)  # type: ignore[attr-defined]
     seconds = 4 * n_params * typical * steps / flops if flops else None
