@@ -441,6 +441,47 @@ class Assistant:
         )
         return _item(self._db(), get_turn(self._db(), result.turn), None)
 
+    def ui_states(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The kept state of these turns' generated UIs: ``{"values": {component id: value},
+        "submissions": [{"form", "values", "at"}, ...]}`` for each that has one."""
+        from macaron_local.store import ui_states
+
+        return {
+            tid: {"values": rec.values, "submissions": rec.submissions}
+            for tid, rec in ui_states(self._db(), turn_ids).items()
+        }
+
+    def save_ui_state(
+        self,
+        turn_id: str,
+        doc: Document,
+        values: dict[str, Any],
+        *,
+        submitted: str | None = None,
+        submitted_values: dict[str, Any] | None = None,
+    ) -> int:
+        """Keep what the user set in the UI ``turn_id`` drew (``doc``), so a session switch or a
+        restart shows it again; ``submitted`` names a form submitted with no handler, kept with
+        ``submitted_values`` (its values when submitted). NoAI values are left out: they are
+        never stored. Returns how many submissions the UI has kept."""
+        from datetime import UTC, datetime
+
+        from macaron_local.store import save_ui_state
+
+        hidden = doc.noai_ids()
+
+        def storable(vals: dict[str, Any]) -> dict[str, Any]:
+            return {k: v for k, v in vals.items() if k not in hidden}
+
+        entry = None
+        if submitted is not None:
+            entry = {
+                "form": submitted,
+                "values": storable(submitted_values or values),
+                "at": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+        return len(save_ui_state(self._db(), turn_id, storable(values), entry).submissions)
+
     def _ui_turn(self, session_id: str, runtime: Runtime) -> str:
         """The newest turn of the session's branch answered by the GenUI label."""
         from macaron_local.genui.serving import genui_label

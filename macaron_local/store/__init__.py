@@ -45,6 +45,7 @@ from macaron_local.store.turns import (
     summaries,
     tool_calls,
 )
+from macaron_local.store.ui_state import UiStateRecord, save_ui_state, ui_states
 
 __all__ = [
     "FORMAT_VERSION",
@@ -57,6 +58,7 @@ __all__ = [
     "SummaryRecord",
     "ToolCallRecord",
     "TurnRecord",
+    "UiStateRecord",
     "branch",
     "commit_turn",
     "create_session",
@@ -75,11 +77,13 @@ __all__ = [
     "rename_session",
     "restore_session",
     "save_summary",
+    "save_ui_state",
     "search",
     "set_exclude_from_learning",
     "set_head",
     "siblings",
     "summaries",
     "tool_calls",
+    "ui_states",
     "write_txn",
 ]

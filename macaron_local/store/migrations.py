@@ -132,7 +132,24 @@ def m002_experience(db: sqlite_utils.Database) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_experience)
+def m003_ui_state(db: sqlite_utils.Database) -> None:
+    """What the user did in a generated UI, kept with the turn that drew it: the components'
+    values (JSON, component id -> value) and the submissions of forms nothing else handles
+    (JSON list). Cascades with the turn; NoAI values are never written (the facade drops them).
+    """
+    db.executescript(
+        """
+        CREATE TABLE ui_state (
+            turn_id TEXT PRIMARY KEY REFERENCES turns(id) ON DELETE CASCADE,
+            vals TEXT NOT NULL DEFAULT '{}',
+            submissions TEXT NOT NULL DEFAULT '[]',
+            updated_at TEXT NOT NULL
+        );
+        """
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (m001_initial, m002_experience, m003_ui_state)
 
 
 def _ensure_table(db: sqlite_utils.Database) -> None:

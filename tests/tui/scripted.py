@@ -95,6 +95,7 @@ class ScriptedAssistant:
         self._n = 0
         self.started = False
         self.summaries_written = True  # False: every summary is still being written
+        self.ui_kept: dict[str, dict[str, Any]] = {}  # turn id -> generated UI state
 
     def _id(self, prefix: str) -> str:
         self._n += 1
@@ -550,6 +551,29 @@ class ScriptedAssistant:
 
         if getattr(self, "reminders", None) is None:
             self.reminders = ReminderClock(paths.data_dir(), on_due, every_s=0.2).start()
+
+    def ui_states(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]:
+        return {t: self.ui_kept[t] for t in turn_ids if t in self.ui_kept}
+
+    def save_ui_state(
+        self,
+        turn_id: str,
+        doc: Any,
+        values: dict[str, Any],
+        *,
+        submitted: str | None = None,
+        submitted_values: dict[str, Any] | None = None,
+    ) -> int:
+        """Like the facade: NoAI values are never kept."""
+        hidden = doc.noai_ids()
+        kept = self.ui_kept.setdefault(turn_id, {"values": {}, "submissions": []})
+        kept["values"] = {k: v for k, v in values.items() if k not in hidden}
+        if submitted is not None:
+            vals = submitted_values or values
+            kept["submissions"].append(
+                {"form": submitted, "values": {k: v for k, v in vals.items() if k not in hidden}}
+            )
+        return len(kept["submissions"])
 
     def close(self, *, finish_summaries: bool = True) -> None:
         self.closed = True

@@ -520,9 +520,13 @@ class ChatScreen(SessionActions, Screen[None]):
                 items = self.assistant.history(self.session_id)
             except MacaronError as exc:
                 report(self.app, exc)
+        saved = self._ui_saved([i.id for i in items if i.label == "L3"])
         widgets = []
         for item in items:
-            widgets += [UserMessage(item.request), AssistantMessage(item)]
+            widgets += [
+                UserMessage(item.request),
+                AssistantMessage(item, ui_saved=saved.get(item.id)),
+            ]
         await chat.mount_all(widgets)
         answers = list(self.query(AssistantMessage))
         target = next((w for w in answers if w.item and w.item.id == focus_turn), None)
@@ -651,11 +655,50 @@ class ChatScreen(SessionActions, Screen[None]):
 
     # --- generated UIs (L3) --------------------------------------------------------------------
 
+    def _ui_saved(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]:
+        if not turn_ids:
+            return {}
+        try:
+            return self.assistant.ui_states(turn_ids)  # type: ignore[no-any-return]
+        except MacaronError as exc:
+            report(self.app, exc)
+            return {}
+
+    def _keep_ui(self, event: GenUIView.ActionRaised) -> None:
+        """Every gesture's result is kept with the session (values, and a form submitted with
+        nothing to handle it, which is said as such)."""
+        view, action = event.view, event.action
+        if view.turn_id is None or view.document is None:
+            return
+        unhandled = action.execution.kind == "local" and action.origin.gesture == "submit"
+        form = action.origin.component_id if unhandled else None
+        try:
+            n = self.assistant.save_ui_state(
+                view.turn_id,
+                view.document,
+                view.read_state(),
+                submitted=form,
+                submitted_values=dict(action.state) if form else None,
+            )
+        except MacaronError as exc:
+            report(self.app, exc)
+            return
+        if form is not None:
+            view.show_submissions(n)
+            self.notify(
+                "Nothing handles this form (it has no action): its values are kept with this "
+                f"chat, submission {n}.",
+                title="Form kept",
+                severity="warning",
+            )
+
     @on(GenUIView.ActionRaised)
     async def ui_action(self, event: GenUIView.ActionRaised) -> None:
         """Local actions are done by the view; ``send`` is a new L3 turn; tools go to the
-        assistant's ``ui_tool`` when it has one. ``turn_text`` leaves NoAI values out."""
+        assistant's ``ui_tool`` when it has one. ``turn_text`` leaves NoAI values out. Every
+        gesture's state is kept with the session."""
         action, doc = event.action, event.view.document
+        self._keep_ui(event)
         if doc is None or action.execution.kind == "local":
             return
         if action.execution.kind == "model":  # back to the turn that drew the UI (sticky)

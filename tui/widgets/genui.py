@@ -322,9 +322,15 @@ class GenUIView(Vertical):
             return self.view.turn_id
 
     def __init__(
-        self, document: C.Document | None = None, *, title: str = "", turn_id: str | None = None
+        self,
+        document: C.Document | None = None,
+        *,
+        title: str = "",
+        turn_id: str | None = None,
+        saved: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(classes="genui")
+        self.saved = saved  # the kept state ({"values", "submissions"}), restored at mount
         self.turn_id = turn_id  # set by the message once its turn is committed
         self.title_text = document.title if document else title
         self.components: list[C.Component] = []
@@ -339,6 +345,21 @@ class GenUIView(Vertical):
 
     def on_mount(self) -> None:
         self.border_title = self.title_text
+        if self.saved:
+            known = self.bound()
+            self.write_state({k: v for k, v in self.saved["values"].items() if k in known})
+            self.show_submissions(len(self.saved["submissions"]))
+
+    def show_submissions(self, n: int) -> None:
+        """Say, under the UI, how many submissions nothing handled and where they are."""
+        if not n:
+            return
+        text = f"{n} submission(s) kept with this chat · nothing handles this form"
+        found = self.query(".ui-submitted")
+        if found:
+            found.first(Static).update(text)
+        else:
+            self.mount(Static(text, classes="ui-submitted dim", markup=False))
 
     # --- building ----------------------------------------------------------------------------
 

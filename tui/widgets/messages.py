@@ -12,7 +12,7 @@ each component appears as soon as its JSON is complete; the prose before it stay
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -133,8 +133,15 @@ class AssistantMessage(Vertical, can_focus=True):
             super().__init__()
             self.widget = widget
 
-    def __init__(self, item: TurnItem | None = None, *, remote: bool = False) -> None:
+    def __init__(
+        self,
+        item: TurnItem | None = None,
+        *,
+        remote: bool = False,
+        ui_saved: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(classes="assistant")
+        self.ui_saved = ui_saved  # a generated UI's kept state (restored in it)
         self.item = item
         self.remote = remote  # the user's /remote: this turn is meant for the remote server
         self._routed = ""  # the badge from the route, while streaming
@@ -150,7 +157,7 @@ class AssistantMessage(Vertical, can_focus=True):
         answer = split_answer(self.text) if self.item and self.item.label == "L3" else None
         if answer is not None and answer.document is not None:
             yield Markdown(answer.prose or None, classes="answer")
-            self.ui_view = GenUIView(answer.document, turn_id=self.item.id)
+            self.ui_view = GenUIView(answer.document, turn_id=self.item.id, saved=self.ui_saved)
             yield self.ui_view
         else:
             yield Markdown(self.text or None, classes="answer")
