@@ -50,7 +50,8 @@ class HFBase:
     def __init__(self, model: Any, arch: str) -> None:
         import gguf
 
-        self.hf, self.arch, self.peft = model, arch, None
+        self.hf, self.arch = model, arch
+        self.peft: Any = None  # the peft model while a LoRA is attached
         self.device = next(model.parameters()).device
         by_name = {v: k for k, v in gguf.MODEL_ARCH_NAMES.items()}
         if arch not in by_name:
@@ -66,9 +67,10 @@ class HFBase:
 
         where = on or device()
         dtype = torch.float32 if where == "cpu" else torch.bfloat16
-        model = AutoModelForCausalLM.from_pretrained(
+        loaded: Any = AutoModelForCausalLM.from_pretrained(
             str(path.parent), gguf_file=path.name, dtype=dtype
-        ).to(where)
+        )
+        model = loaded.to(where)
         if where != "cpu":
             model.gradient_checkpointing_enable()
             model.enable_input_require_grads()
@@ -231,7 +233,7 @@ class HFBase:
         names = sorted({t.removesuffix(".weight") for t in lora.tensors})
         config = LoraConfig(rank=lora.rank, alpha=lora.alpha, targets=tuple(names))
         self.attach_lora(config)
-        modules = dict(self.peft.base_model.model.named_modules())  # type: ignore[union-attr]
+        modules = dict(self.peft.base_model.model.named_modules())
         heads = self.hf.config.num_attention_heads
         with torch.no_grad():
             for tensor, (a, b) in lora.tensors.items():
