@@ -15,7 +15,6 @@ vocabulary of the same file), so training sees what serving will send.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -113,39 +112,18 @@ class HFBase:
         return self._lm.modules()
 
     @torch.no_grad()
-    def sample(
-        self,
-        prompt: list[int],
-        *,
-        n: int,
-        max_tokens: int,
-        temperature: float,
-        eog: Callable[[int], bool],
-        gen: torch.Generator | None = None,
-    ) -> list[list[int]]:
-        """``n`` continuations of ``prompt`` (greedy when ``temperature`` <= 0), KV-cached."""
-        out: list[list[int]] = [[] for _ in range(n)]
-        done = [False] * n
-        step = self._lm(input_ids=torch.tensor([prompt] * n, device=self.device), use_cache=True)
-        for _ in range(max_tokens):
-            logits = step.logits[:, -1].float().cpu()
-            if temperature <= 0:
-                nxt = logits.argmax(-1)
-            else:
-                probs = torch.softmax(logits / temperature, -1)
-                nxt = torch.multinomial(probs, 1, generator=gen)[:, 0]
-            for i, t in enumerate(nxt.tolist()):
-                if not done[i]:
-                    out[i].append(t)
-                    done[i] = eog(t)
-            if all(done):
-                break
-            step = self._lm(
-                input_ids=nxt[:, None].to(self.device),
-                past_key_values=step.past_key_values,
-                use_cache=True,
-            )
-        return out
+    def decode_start(self, prompt: list[int], n: int) -> tuple[torch.Tensor, Any]:
+        """Read ``prompt`` for ``n`` continuations: (next-token logits (n, vocab), KV state)."""
+        out = self._lm(input_ids=torch.tensor([prompt] * n, device=self.device), use_cache=True)
+        return out.logits[:, -1].float().cpu(), out.past_key_values
+
+    @torch.no_grad()
+    def decode_next(self, tokens: torch.Tensor, past: Any) -> tuple[torch.Tensor, Any]:
+        """One token per continuation: (their next-token logits, the grown KV state)."""
+        out = self._lm(
+            input_ids=tokens[:, None].to(self.device), past_key_values=past, use_cache=True
+        )
+        return out.logits[:, -1].float().cpu(), out.past_key_values
 
     # --- LoRA -----------------------------------------------------------------------------------
 

@@ -157,12 +157,8 @@ def sample_tokens(
     gen: torch.Generator | None = None,
 ) -> list[list[int]]:
     """``n`` continuations of ``prompt`` (greedy when ``temperature`` <= 0), KV-cached."""
-    if isinstance(model, HFBase):  # transformers keeps its own KV cache
-        return model.sample(
-            prompt, n=n, max_tokens=max_tokens, temperature=temperature, eog=eog, gen=gen
-        )
-    x, past = model._layers(torch.tensor([prompt]), None)
-    logits = model.logits(model.output_norm(x[:, -1])).expand(n, -1)
+    hf = isinstance(model, HFBase)  # transformers keeps its own KV cache
+    logits, state = model.decode_start(prompt, n) if hf else _gguf_start(model, prompt, n)
     out: list[list[int]] = [[] for _ in range(n)]
     done = [False] * n
     for _ in range(max_tokens):
@@ -177,16 +173,23 @@ def sample_tokens(
                 done[i] = eog(t)
         if all(done):
             break
-        x, own = model._layers(nxt[:, None], past)
-        past = [
-            (
-                torch.cat((pk.expand(n, -1, -1, -1), k), 2),
-                torch.cat((pv.expand(n, -1, -1, -1), v), 2),
-            )
-            for (pk, pv), (k, v) in zip(past, own, strict=True)
-        ]
-        logits = model.logits(model.output_norm(x[:, -1]))
+        logits, state = model.decode_next(nxt, state) if hf else _gguf_next(model, nxt, state)
     return out
+
+
+def _gguf_start(model: Any, prompt: list[int], n: int) -> tuple[torch.Tensor, Any]:
+    x, past = model._layers(torch.tensor([prompt]), None)
+    return model.logits(model.output_norm(x[:, -1])).expand(n, -1), past
+
+
+def _gguf_next(model: Any, nxt: torch.Tensor, past: Any) -> tuple[torch.Tensor, Any]:
+    n = nxt.shape[0]
+    x, own = model._layers(nxt[:, None], past)
+    past = [
+        (torch.cat((pk.expand(n, -1, -1, -1), k), 2), torch.cat((pv.expand(n, -1, -1, -1), v), 2))
+        for (pk, pv), (k, v) in zip(past, own, strict=True)
+    ]
+    return model.logits(model.output_norm(x[:, -1])), past
 
 
 def prompt_ids(tok: Any, messages: Sequence[Mapping[str, str]]) -> list[int]:

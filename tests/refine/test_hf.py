@@ -38,11 +38,13 @@ def _logits(model: Any, tokens: list[int]) -> np.ndarray:
 
 
 def test_llama_qk_rows_are_permuted_for_llamacpp(
-    f32_base: Path, f32_engine: Any, tokenizer: Any, tmp_path: Path
+    f32_base: Path, f32_engine: Any, tokenizer: Any, tmp_path: Path, model: Any
 ) -> None:
     from macaron_local.refine.hf import HFBase
+    from macaron_local.refine.loop import sample_tokens
     from macaron_local.refine.lora import detach_lora, export_lora
 
+    gguf_space = model
     model = HFBase.load(f32_base, "llama", on="cpu")
     tokens = tokenizer.tokenize(
         tokenizer.render_chat(CHAT["messages"], add_generation_prompt=False)
@@ -57,6 +59,10 @@ def test_llama_qk_rows_are_permuted_for_llamacpp(
     theirs = f32_engine.eval_logits(tokens, adapter="hf", all_positions=True)
     assert np.abs(ours - base_torch).max() > 0.5  # the LoRA changes the logits...
     assert np.abs(ours - theirs).max() < 2e-3  # ...and llama.cpp applies it identically
+    # the learning loop's sampling (GRPO) gives the same greedy tokens on either backend
+    prompt = tokenizer.tokenize(tokenizer.render_chat(CHAT["messages"][:2]))
+    kw: dict[str, Any] = {"n": 2, "max_tokens": 8, "temperature": 0.0, "eog": tokenizer.is_eog}
+    assert sample_tokens(model, prompt, **kw) == sample_tokens(gguf_space, prompt, **kw)
 
 
 @pytest.mark.slow
