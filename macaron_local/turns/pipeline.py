@@ -53,6 +53,11 @@ from macaron_local.turns.views import View, build_view
 log = logging.getLogger(__name__)
 
 DEFAULT_PROFILE = "tall-local"
+IDLE_REPL_S = 900.0  # an agent's REPL unused this long is closed (memory), its loss said
+IDLE_NOTE = (
+    "Note: this conversation's Python REPL was restarted after being idle; variables and "
+    "imports from earlier turns are gone (the tools and your files are still there)."
+)
 HEAD = "head"  # run_turn(parent_id=HEAD): continue from the session's current head
 
 
@@ -83,6 +88,9 @@ class Runtime(SummaryHops):
         self._heads: tuple[int, ...] | None = None  # first tokens of the route labels
         self.remote = RemoteHook(profile)  # heavy turns to a remote server, failover to local
         self._agents: dict[str, AgentSession] = {}
+        self._agents_used: dict[str, float] = {}  # key -> monotonic time of the last use
+        self._agents_idled: set[str] = set()  # closed for idleness: the next turn is told
+        self._agents_lock = threading.Lock()
         self._local = threading.local()
         self._init_summaries()
         self.ui_catalogue = default_catalogue()  # what the GenUI label draws with
@@ -402,10 +410,15 @@ class Runtime(SummaryHops):
     ):  # noqa: ANN202
         """L1: the agent loop over this session's REPL; tool calls are committed with the turn."""
         s = self.profile.sampling_for(view.label)
+        agent = self.agent(session_id, view.label)
+        messages = list(view.messages)
+        if f"{session_id}:{view.label}" in self._agents_idled:  # its namespace was lost
+            self._agents_idled.discard(f"{session_id}:{view.label}")
+            messages.insert(1, {"role": "system", "content": IDLE_NOTE})
         return act(
             self.engine,
-            self.agent(session_id, view.label),
-            list(view.messages),
+            agent,
+            messages,
             label=view.label,
             adapter=binding.adapter,
             slot=_slot(session_id, view.label),
@@ -416,13 +429,23 @@ class Runtime(SummaryHops):
         )
 
     def agent(self, session_id: str, label: str = "L1") -> AgentSession:
-        """This session's agent (its REPL namespace lives as long as the runtime)."""
+        """This session's agent. Its REPL namespace lives until the runtime closes, or until it
+        was idle for ``IDLE_REPL_S`` while other sessions were used (each REPL is a process):
+        then a new one starts and the next agent turn is told what was lost."""
         key = f"{session_id}:{label}"
-        if key not in self._agents:
-            self._agents[key] = AgentSession(
-                self.profile, self.registry, label=label, confirm=self._confirm
-            )
-        return self._agents[key]
+        with self._agents_lock:
+            now = time.monotonic()
+            for other, used in list(self._agents_used.items()):
+                if other != key and now - used > IDLE_REPL_S:
+                    self._agents.pop(other).close()
+                    del self._agents_used[other]
+                    self._agents_idled.add(other)
+            if key not in self._agents:
+                self._agents[key] = AgentSession(
+                    self.profile, self.registry, label=label, confirm=self._confirm
+                )
+            self._agents_used[key] = now
+            return self._agents[key]
 
     def _confirm(self, tool: str, args: dict) -> bool:
         """Ask whoever drives the runtime now (``self.confirm``, set by the UI or CLI, may change
