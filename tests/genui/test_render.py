@@ -214,7 +214,7 @@ async def test_a_side_effecting_ui_tool_asks_the_user_first(sink: Document, tmp_
         view.write_state({"email": "ada@example.org", "card": SECRET})
         for answer, calls in (("yes", 1), ("no", 1)):
             next(w for w in view.query(Button) if w.name == "save").press()
-            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            await wait_for(pilot, lambda: dialog_ready(app))
             assert "notes.add" in str(app.screen.question)
             app.screen.query_one(f"#{answer}", Button).press()
             await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
@@ -224,21 +224,28 @@ async def test_a_side_effecting_ui_tool_asks_the_user_first(sink: Document, tmp_
         assert name == "notes.add" and SECRET not in str(args)
 
 
+def dialog_ready(app: Any) -> bool:
+    """The "Run tool?" dialog is on screen with its buttons built (pushing it comes first)."""
+    from macaron_local.tui.screens.confirm import ConfirmScreen
+
+    return isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#yes"))
+
+
 def ui_tools_done(app: Any) -> bool:
     """Every generated UI's tool call has come back (the worker asked, ran or declined)."""
     return all(w.is_finished for w in app.workers if w.group == "ui-tool")
 
 
-async def open_tool_question(pilot: Any, app: Any, assistant: Any) -> None:
+async def open_tool_question(pilot: Any, app: Any, assistant: Any, *, wait: bool = True) -> None:
     """Draw the form, press its side-effecting "save": the "Run notes.add?" dialog opens."""
-    from macaron_local.tui.screens.confirm import ConfirmScreen
 
     await send(pilot, "a form please")
     await wait_for(pilot, lambda: chat(pilot).job is None and bool(app.chat.query(GenUIView)))
     view = app.chat.query_one(GenUIView)
     view.write_state({"email": "ada@example.org"})
     next(w for w in view.query(Button) if w.name == "save").press()
-    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+    if wait:
+        await wait_for(pilot, lambda: dialog_ready(app))
 
 
 @pytest.mark.timeout(120)
@@ -272,8 +279,16 @@ async def test_an_unanswered_tool_question_is_withdrawn_and_says_no_answer(
     shown: list[str] = []
     async with app.run_test(size=SIZE) as pilot:
         monkeypatch.setattr(app, "notify", lambda text, **kw: shown.append(str(text)))
-        await open_tool_question(pilot, app, assistant)
+        pushed: list[Any] = []
+        push = app.push_screen
+        monkeypatch.setattr(
+            app, "push_screen", lambda s, *a, **k: pushed.append(s) or push(s, *a, **k)
+        )
+        # the dialog may come and go within the short timeout on a busy machine: wait for the end
+        await open_tool_question(pilot, app, assistant, wait=False)
+        await wait_for(pilot, lambda: any("no answer" in text for text in shown))
         await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
         await wait_for(pilot, lambda: ui_tools_done(app))
+    assert any(isinstance(s, ConfirmScreen) for s in pushed)  # it was asked, then withdrawn
     assert assistant.tool_calls == []
     assert any("no answer" in text and "notes.add did not run" in text for text in shown), shown
