@@ -67,7 +67,7 @@ class Server:
 
     def health(self) -> tuple[int, dict]:
         try:
-            with urllib.request.urlopen(f"{self.url}/health", timeout=10) as r:
+            with urllib.request.urlopen(f"{self.url}/health", timeout=60) as r:
                 return r.status, json.loads(r.read())
         except urllib.error.HTTPError as exc:
             return exc.code, json.loads(exc.read())
@@ -101,7 +101,11 @@ def start_server(home: Path, *args: str, env: dict[str, str] | None = None) -> S
     server = Server(proc, found.group(0), home, log)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        status, body = server.health()
+        try:
+            status, body = server.health()
+        except (TimeoutError, urllib.error.URLError, ConnectionError):
+            assert proc.poll() is None, log.read_text()
+            continue  # a busy machine: the loading server did not answer in time, ask again
         if status == 200:
             return server
         assert proc.poll() is None, log.read_text()
