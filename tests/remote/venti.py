@@ -41,7 +41,7 @@ class Venti:
                 self.proc.wait(5)
 
 
-def start_venti(model: Path, api_key: str, log: Path, *, timeout_s: float = 120.0) -> Venti:
+def start_venti(model: Path, api_key: str, log: Path, *, timeout_s: float = 600.0) -> Venti:
     """Launch the server (niced: it shares the CPU) and wait until /v1/models answers."""
     port = free_port()
     cmd = [
