@@ -160,7 +160,8 @@ def run_cmd(
         cancel.set()
         raise
     click.echo(f"{report.status}: {report.summary}")
-    click.echo(f"report: {report.report_json}")
+    if report.report_json:
+        click.echo(f"report: {report.report_json}")
 
 
 @click.command("harness")

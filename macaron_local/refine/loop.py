@@ -373,6 +373,13 @@ def run_refine(
     from macaron_local.refine.arch import load_base
     from macaron_local.turns.tools import tool_descriptions
 
+    if cancel is not None and cancel.is_set():  # before any work: a background run is slow to
+        return RefineReport(  # get the CPU, and nothing of it has started yet
+            f"{label}-not-started",
+            label,
+            "cancelled",
+            "cancelled before it started; nothing was registered",
+        )
     cfg = config or RefineConfig()
     gate = cfg.gate.model_copy(update={"max_regression": profile.experience.max_regression})
     cfg = cfg.model_copy(update={"gate": gate})  # the profile's threshold
@@ -671,7 +678,19 @@ def _register(
 def _write(rep: RefineReport, run_dir: Path, started: float) -> RefineReport:
     rep.wall_s = round(time.perf_counter() - started, 1)
     title = f"{rep.label} {rep.run_id} ({rep.status})"
-    rep.plots = [
+    if rep.status == "cancelled" and not rep.steps:  # nothing to plot: say so at once
+        rep.plots = []
+    else:
+        rep.plots = _plots(rep, run_dir, title)
+    rep.report_json = str(run_dir / "report.json")
+    tmp = run_dir / f".report.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(asdict(rep), indent=1))
+    tmp.replace(run_dir / "report.json")
+    return rep
+
+
+def _plots(rep: RefineReport, run_dir: Path, title: str) -> list[str]:
+    plots = [
         str(
             plot_series(
                 run_dir / "loss.png",
@@ -690,12 +709,8 @@ def _write(rep: RefineReport, run_dir: Path, started: float) -> RefineReport:
         ),
     ]
     if rep.before and rep.after:
-        rep.plots.append(str(plot_gate(run_dir / "gate.png", rep.before, rep.after, title=title)))
-    rep.report_json = str(run_dir / "report.json")
-    tmp = run_dir / f".report.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(asdict(rep), indent=1))
-    tmp.replace(run_dir / "report.json")
-    return rep
+        plots.append(str(plot_gate(run_dir / "gate.png", rep.before, rep.after, title=title)))
+    return plots
 
 
 class RefineJob:
