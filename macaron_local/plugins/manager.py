@@ -149,16 +149,19 @@ _swapped: list[Any] = []  # the real sys.stdout, while plugin code runs (one ent
 @contextlib.contextmanager
 def stdout_to_stderr() -> Any:
     """What plugin code prints goes to stderr: stdout carries ``--json``'s one object. The swap
-    of ``sys.stdout`` is process-wide, so overlapping callers share one (counted under a lock)."""
+    of ``sys.stdout`` is process-wide, so overlapping callers share one (counted under a lock).
+    The last one out puts the real stdout back only if ``sys.stdout`` is still the stderr it
+    set: a plugin thread abandoned at its timeout ends late, after others swapped stdout in
+    the meantime (a test runner's capture, another command), and must not undo their swap."""
     with _swap_lock:
-        _swapped.append(_swapped[0] if _swapped else sys.stdout)
-        sys.stdout = sys.stderr
+        _swapped.append((_swapped[0][0], _swapped[0][1]) if _swapped else (sys.stdout, sys.stderr))
+        sys.stdout = _swapped[-1][1]
     try:
         yield
     finally:
         with _swap_lock:
-            real = _swapped.pop()
-            if not _swapped:
+            real, ours = _swapped.pop()
+            if not _swapped and sys.stdout is ours:
                 sys.stdout = real
 
 
@@ -187,7 +190,7 @@ class PluginManager:
         user_dir: Path | None = None,
         bundled: bool = True,
         entry_points: bool = True,
-        hook_timeout_s: float = 5.0,
+        hook_timeout_s: float = 30.0,  # an import on a busy 2-core machine takes seconds
     ) -> None:
         self.config_dir = config_dir
         self.user_dir = user_dir
