@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
 from macaron_local.turns import pipeline
 from macaron_local.turns.pipeline import IDLE_NOTE, Runtime
+from tests.agent.test_boundary import _wait_for
 
 
 def _alive(pid: int) -> bool:
@@ -22,13 +22,8 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _gone(pid: int, within_s: float = 30.0) -> bool:
-    end = time.monotonic() + within_s
-    while _alive(pid):
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.05)
-    return True
+def _gone(pid: int) -> bool:
+    return _wait_for(lambda: not _alive(pid))
 
 
 def test_an_idle_repl_is_closed_and_its_loss_is_said(
