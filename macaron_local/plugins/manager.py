@@ -142,27 +142,52 @@ def call_with_timeout(fn: Callable[[], Any], timeout_s: float, what: str) -> Any
     return box.get("value")
 
 
-_swap_lock = threading.Lock()
-_swapped: list[Any] = []  # the real sys.stdout, while plugin code runs (one entry per caller)
+_route_lock = threading.Lock()
+_in_plugins = threading.local()  # depth of plugin code running on this thread
+_active = [0]  # plugin threads inside stdout_to_stderr, all threads together
+
+
+class _PluginStdout:
+    """``sys.stdout`` while plugin code runs: what a plugin thread writes goes to stderr, what
+    any other thread writes goes to the stdout this wraps. Swapping ``sys.stdout`` itself for
+    stderr (as before) sent every thread's output there: a test runner's capture or a command
+    printing its table at the same moment lost its stdout."""
+
+    def __init__(self, wrapped: Any) -> None:
+        self.wrapped = wrapped
+
+    def _target(self) -> Any:
+        return sys.stderr if getattr(_in_plugins, "depth", 0) else self.wrapped
+
+    def write(self, text: str) -> int:
+        return int(self._target().write(text))
+
+    def flush(self) -> None:
+        self._target().flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrapped, name)
 
 
 @contextlib.contextmanager
 def stdout_to_stderr() -> Any:
-    """What plugin code prints goes to stderr: stdout carries ``--json``'s one object. The swap
-    of ``sys.stdout`` is process-wide, so overlapping callers share one (counted under a lock).
-    The last one out puts the real stdout back only if ``sys.stdout`` is still the stderr it
-    set: a plugin thread abandoned at its timeout ends late, after others swapped stdout in
-    the meantime (a test runner's capture, another command), and must not undo their swap."""
-    with _swap_lock:
-        _swapped.append((_swapped[0][0], _swapped[0][1]) if _swapped else (sys.stdout, sys.stderr))
-        sys.stdout = _swapped[-1][1]
+    """What plugin code on this thread prints goes to stderr: stdout carries ``--json``'s one
+    object. Only this thread is diverted. The router stays installed while any plugin thread
+    is inside (an abandoned one may end much later); the last one out removes only the router
+    layer, so it never puts back a stdout that someone else has replaced since."""
+    with _route_lock:
+        if not isinstance(sys.stdout, _PluginStdout):
+            sys.stdout = _PluginStdout(sys.stdout)  # type: ignore[assignment]
+        _active[0] += 1
+    _in_plugins.depth = getattr(_in_plugins, "depth", 0) + 1
     try:
         yield
     finally:
-        with _swap_lock:
-            real, ours = _swapped.pop()
-            if not _swapped and sys.stdout is ours:
-                sys.stdout = real
+        _in_plugins.depth -= 1
+        with _route_lock:
+            _active[0] -= 1
+            if not _active[0] and isinstance(sys.stdout, _PluginStdout):
+                sys.stdout = sys.stdout.wrapped
 
 
 @dataclass

@@ -11,14 +11,17 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from macaron_local import paths
+from macaron_local.errors import PluginError
 from macaron_local.plugins.cli import plugins_group
-from macaron_local.plugins.manager import PluginManager
+from macaron_local.plugins.manager import PluginManager, _PluginStdout, call_with_timeout
 from macaron_local.turns.tools import load_plugins
 
 HIJACK = """
@@ -92,3 +95,29 @@ def test_ask_json_stays_one_object_on_stdout() -> None:
     record = json.loads(done.stdout)  # the whole of stdout is one JSON object
     assert record["label"] == "L0" and record["answer"]
     assert "hello from the hijacker's import" in done.stderr
+
+
+def test_a_plugin_thread_diverts_only_its_own_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    """While plugin code runs (here: one hung past its timeout, as an abandoned plugin thread
+    is), what other threads print still reaches their stdout, and the plugin's goes to stderr.
+    A CI run lost a whole command's table when the swap was process-wide."""
+    inside, release = threading.Event(), threading.Event()
+
+    def hung_plugin() -> None:
+        print("from the plugin")
+        inside.set()
+        release.wait(60)
+        print("from the plugin, late")
+
+    with pytest.raises(PluginError, match="did not finish"):
+        call_with_timeout(hung_plugin, 0.05, "hung")
+    assert inside.wait(60)
+    print("the command's own table")
+    release.set()
+    deadline = time.monotonic() + 60
+    while isinstance(sys.stdout, _PluginStdout) and time.monotonic() < deadline:
+        time.sleep(0.01)  # the abandoned thread ends and removes its router
+    print("after the plugin ended")
+    out, err = capsys.readouterr()
+    assert out.splitlines() == ["the command's own table", "after the plugin ended"]
+    assert err.splitlines() == ["from the plugin", "from the plugin, late"]

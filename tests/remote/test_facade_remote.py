@@ -40,13 +40,13 @@ async def test_slash_remote_on_the_real_stack(
             await wait_for(pilot, lambda: assistant.ready, timeout=180)
             assert assistant.remote_endpoint() == remote_env.url
             await send(pilot, "/chat")  # pin L0 (L1's tool loop would stay local)
-            await send(pilot, "/remote Say hello.")
+            await send(pilot, "/remote Say hello.", wait=False)
             await wait_for(pilot, lambda: chat(pilot).job is None, timeout=180)
             first = list(app.chat.query(AssistantMessage))[-1]
             assert first.item is not None and first.badge_text == "L0 Chat · pinned · remote"
             assert [r.path for r in remote_env.requests].count("/v1/chat/completions") == 1
             remote_env.set(Fault("status", 500))
-            await send(pilot, "/remote Say goodbye.")
+            await send(pilot, "/remote Say goodbye.", wait=False)
             await wait_for(pilot, lambda: chat(pilot).job is None, timeout=180)
             second = list(app.chat.query(AssistantMessage))[-1]
             assert second.item is not None

@@ -6,7 +6,6 @@ key, like a real deployment. Used by tests/remote (a session fixture) and bench/
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -42,10 +41,10 @@ class Venti:
 
 
 def start_venti(model: Path, api_key: str, log: Path, *, timeout_s: float = 600.0) -> Venti:
-    """Launch the server (niced: it shares the CPU) and wait until /v1/models answers."""
+    """Launch the server and wait until /v1/models answers. Not niced: at niceness 19 a CPU hog
+    on each core left it about 1% of the machine, and one remote test took 8 minutes."""
     port = free_port()
     cmd = [
-        *(["nice", "-n", "19"] if os.name == "posix" else []),
         sys.executable,
         "-m",
         "llama_cpp.server",
