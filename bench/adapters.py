@@ -146,7 +146,7 @@ def main() -> None:
 
     from macaron_local.engine import Engine, EngineConfig
     from macaron_local.hcp import load_profile
-    from macaron_local.models import get_manifest, verified_path
+    from macaron_local.manifests import get_manifest, verified_path
     from macaron_local.turns.tools import tool_descriptions
 
     profile = load_profile(args.profile)

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agent_tasks.seed import NOW, seed  # noqa: E402
 from agent_tasks.tasks import TASKS, C, Task, World  # noqa: E402
 
-from macaron_local.agent.loop import run_agent  # noqa: E402
+from macaron_local.agent.agent_loop import run_agent  # noqa: E402
 from macaron_local.agent.repl import Repl  # noqa: E402
 from macaron_local.agent.sandbox import SandboxPolicy  # noqa: E402
 from macaron_local.agent.tools import ToolContext, ToolGate, ToolRegistry  # noqa: E402

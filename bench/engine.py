@@ -434,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(child_memory(args.child, Path(args.model), adapters)))
         return 0
 
-    from macaron_local.models import embedded_model_file
+    from macaron_local.manifests import embedded_model_file
 
     reps = 2 if args.quick else 5
     model = embedded_model_file()

@@ -88,7 +88,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
-    from macaron_local.models import embedded_model_file
+    from macaron_local.manifests import embedded_model_file
     from macaron_local.turns.pipeline import Runtime
     from tests.remote.conftest import TEST_PROFILE
     from tests.remote.faultproxy import Fault, FaultProxy

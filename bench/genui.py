@@ -46,7 +46,7 @@ def load() -> list[dict[str, Any]]:
 def measure_rate(n: int = 96) -> float:
     """Decode tokens/s of the embedded model (greedy, after the first token)."""
     from macaron_local.engine import Engine, EngineConfig
-    from macaron_local.models import embedded_model_file
+    from macaron_local.manifests import embedded_model_file
 
     with Engine(embedded_model_file(), EngineConfig(n_ctx=1024)) as engine:
         prompt = engine.render_chat([{"role": "user", "content": "Describe a tip calculator."}])

@@ -121,7 +121,7 @@ def bench_profile(home: Path) -> None:
 
     from macaron_local import paths
     from macaron_local.hcp import approve, load_profile
-    from macaron_local.models import EMBEDDED_ID, get_manifest
+    from macaron_local.manifests import EMBEDDED_ID, get_manifest
     from macaron_local.store import open_db
 
     doc = tomllib.loads((paths.bundled("hcp_profiles") / "tall-local.toml").read_text())
@@ -180,7 +180,7 @@ def main() -> int:
 
     from macaron_local import experience
     from macaron_local.refine.gate import GateConfig
-    from macaron_local.refine.loop import RefineConfig, run_refine
+    from macaron_local.refine.refine_loop import RefineConfig, run_refine
     from macaron_local.turns.pipeline import Runtime
 
     torch.set_num_threads(1)

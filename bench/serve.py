@@ -313,7 +313,7 @@ def main() -> None:
     p.add_argument("--json", type=Path)
     args = p.parse_args()
     sys.path.insert(0, str(ROOT))
-    from macaron_local.models import embedded_model_file
+    from macaron_local.manifests import embedded_model_file
 
     model = embedded_model_file()
     rows = []

@@ -118,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     home = tempfile.mkdtemp(prefix="tall-bench-")
     os.environ["MACARON_HOME"] = home
     from macaron_local.hcp.new import new_profile
-    from macaron_local.manager.add import add_model
-    from macaron_local.models import embedded_model_file
+    from macaron_local.manifests import embedded_model_file
+    from macaron_local.model_manager.add import add_model
 
     add_model(qwen, "qwen2-05b")
     new_profile("qwen05", "qwen2-05b")

@@ -44,7 +44,7 @@ def main() -> None:
 
     from macaron_local.engine.tokenizer import shared_tokenizer
     from macaron_local.hcp import load_profile
-    from macaron_local.models import embedded_model_file, get_manifest
+    from macaron_local.manifests import embedded_model_file, get_manifest
     from macaron_local.refine.arch import load_base
     from macaron_local.refine.data import load_jsonl, route_examples
     from macaron_local.refine.train import TrainConfig, train

@@ -16,7 +16,7 @@ _EXPORTS = {
     "Sampling": "macaron_local.engine",
     "Completion": "macaron_local.engine",
     "MacaronError": "macaron_local.errors",
-    "embedded_model_file": "macaron_local.models",
+    "embedded_model_file": "macaron_local.manifests",
     "Assistant": "macaron_local.facade",
     "AssistantProtocol": "macaron_local.facade",
     "TurnItem": "macaron_local.facade",

@@ -46,7 +46,7 @@ class LazyGroup(click.Group):
         "plugins": "macaron_local.plugins.cli:plugins_group",
         "refine": "macaron_local.refine.cli:refine",
         "serve": "macaron_local.serve.cli:serve",
-        "models": "macaron_local.manager.cli:models_group",
+        "models": "macaron_local.model_manager.cli:models_group",
         "doctor": "macaron_local.doctor:doctor",
         "remote": "macaron_local.remote.cli:remote_group",
         "experience": "macaron_local.experience.cli:experience",

@@ -190,8 +190,8 @@ def profile_checks(name: str | None) -> Iterator[Check]:
 
 
 def model_checks() -> Iterator[Check]:
-    from macaron_local.manager.store import check, model_files
-    from macaron_local.models import get_manifest, locate
+    from macaron_local.manifests import get_manifest, locate
+    from macaron_local.model_manager.store import check, model_files
     from macaron_local.refine.base import TrainingBase
     from macaron_local.turns import adapters as bindings
 

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from macaron_local.agent.tools import ConfirmFn
     from macaron_local.genui.actions import Action
     from macaron_local.genui.catalogue import Document
-    from macaron_local.refine.loop import RefineConfig
+    from macaron_local.refine.refine_loop import RefineConfig
     from macaron_local.turns.pipeline import Runtime
 
 __all__ = [  # the UI imports everything it needs from here
@@ -530,7 +530,7 @@ class Assistant:
         runtime = self._runtime
         if runtime is None:
             return None
-        from macaron_local.models import get_manifest
+        from macaron_local.manifests import get_manifest
 
         m = get_manifest(runtime.profile.base.model)
         adapters = tuple(
@@ -557,7 +557,7 @@ class Assistant:
         kept, message = record_feedback(self._db(), profile, turn_id, kind, correction)
         return FeedbackOutcome(kept, message if kept or enabled(profile) else NOT_KEPT)
 
-    # --- learning after deployment (macaron_local.experience, refine/loop.py) --------------
+    # --- learning after deployment (macaron_local.experience, refine/refine_loop.py) --------------
 
     def _profile_obj(self) -> Any:
         """The loaded profile (the runtime's, else read from disk while it loads)."""

@@ -2,8 +2,9 @@
 
 Owns the small, typed values the facade hands to a UI (``ExperienceStatus``, ``RefineProgress``,
 ``RefineOutcome``), the ``RefineHandle`` protocol (what a UI may ask of a running refine), and
-``JobHandle``, the handle over a real :class:`~macaron_local.refine.loop.RefineJob`. The work
-itself stays in :mod:`macaron_local.experience` and :mod:`macaron_local.refine.loop`. Must not:
+``JobHandle``, the handle over a real :class:`~macaron_local.refine.refine_loop.RefineJob`.
+The work itself stays in :mod:`macaron_local.experience` and
+:mod:`macaron_local.refine.refine_loop`. Must not:
 import torch, textual or the TUI at import time (``start_job`` imports the loop when called).
 """
 
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from macaron_local.experience.settings import EXPLAINER as EXPLAINER  # for the app
 
 if TYPE_CHECKING:
-    from macaron_local.refine.loop import RefineConfig, RefineJob, RefineReport
+    from macaron_local.refine.refine_loop import RefineConfig, RefineJob, RefineReport
 
 NOT_KEPT = (
     "not kept: experience logging is off, so feedback is not stored. Turn it on in "
@@ -182,6 +183,6 @@ def start_job(
     label: str, *, profile: Any, db_path: Path, config: RefineConfig | None = None
 ) -> JobHandle:
     """Start a refine of ``label`` on its background thread (imports torch now)."""
-    from macaron_local.refine.loop import RefineJob
+    from macaron_local.refine.refine_loop import RefineJob
 
     return JobHandle(RefineJob(label, profile=profile, db_path=db_path, config=config).start())

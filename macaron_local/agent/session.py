@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from macaron_local import paths
+from macaron_local.agent.agent_loop import DEFAULT_MAX_STEPS, AgentOutcome, Step, run_agent
 from macaron_local.agent.boundary import Status
-from macaron_local.agent.loop import DEFAULT_MAX_STEPS, AgentOutcome, Step, run_agent
 from macaron_local.agent.repl import Repl, unavailable
 from macaron_local.agent.sandbox import SandboxPolicy
 from macaron_local.agent.tools import ConfirmFn, ToolContext, ToolGate, ToolRegistry

@@ -118,7 +118,7 @@ def _shared(path: str) -> Tokenizer:
 def shared_tokenizer(model_path: Path | str | None = None) -> Tokenizer:
     """One cached vocabulary-only tokenizer per model file (default: the embedded base)."""
     if model_path is None:
-        from macaron_local.models import embedded_model_file
+        from macaron_local.manifests import embedded_model_file
 
         model_path = embedded_model_file()
     with _shared_lock:

@@ -1,7 +1,7 @@
 """``macaron experience ...`` and the learning commands of ``macaron refine`` (run, harness).
 
 Owns argument parsing and output only; the work is in :mod:`~macaron_local.experience.log`,
-:mod:`macaron_local.refine.loop` and :mod:`macaron_local.refine.harness`. torch is imported
+:mod:`macaron_local.refine.refine_loop` and :mod:`macaron_local.refine.harness`. torch is imported
 only when ``refine run`` starts training. The lead mounts these with
 ``main.add_command(experience)`` and ``add_refine_commands(refine)``.
 """
@@ -140,7 +140,7 @@ def run_cmd(
     """Learn a new LABEL revision from experience; promote it only if the gate passes."""
     import threading
 
-    from macaron_local.refine.loop import RefineConfig, run_refine
+    from macaron_local.refine.refine_loop import RefineConfig, run_refine
 
     os.nice(max(0, niceness))  # the whole process: training yields to everything else
     cfg = RefineConfig(**({"steps": steps} if steps else {}))

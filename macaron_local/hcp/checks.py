@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from macaron_local.errors import ContractError, GrammarError, MacaronError, ModelError
 from macaron_local.hcp.schema import Profile
-from macaron_local.models import ModelManifest, manifest_problems, manifests
+from macaron_local.manifests import ModelManifest, manifest_problems, manifests
 
 UNPUBLISHED = "unpublished"
 _LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')

@@ -21,7 +21,7 @@ from macaron_local.hcp.schema import Profile
 
 def new_profile(name: str, base_id: str, *, parent: str = "tall-local") -> tuple[Path, Profile]:
     """Write and validate the profile; returns its path and the loaded profile."""
-    from macaron_local.models import get_manifest
+    from macaron_local.manifests import get_manifest
 
     if name in {entry.name for entry in list_profiles()}:
         raise ContractError(f"a profile named {name!r} exists already", hint="pick another NAME")

@@ -16,7 +16,7 @@ from typing import Any
 
 from macaron_local.engine.gguf_model import inspect_model
 from macaron_local.errors import AdapterFormatError, AdapterMismatchError, RefineError
-from macaron_local.models import (
+from macaron_local.manifests import (
     ModelManifest,
     get_manifest,
     locate,

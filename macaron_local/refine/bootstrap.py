@@ -214,7 +214,7 @@ def _entry(manifest: Path, path: Path, rev: Any, role: str, config: Any) -> dict
 def _manifest_revisions(manifest: Path | None) -> dict[str, str]:
     if manifest is None or not manifest.is_file():
         return {}
-    from macaron_local.models import load_manifest
+    from macaron_local.manifests import load_manifest
 
     return {a.label: a.revision for a in load_manifest(manifest).adapters}
 
@@ -223,7 +223,7 @@ def _manifest_files(manifest: Path | None) -> dict[str, Path]:
     """label -> the shipped adapter file (read fully before training overwrites it)."""
     if manifest is None or not manifest.is_file():
         return {}
-    from macaron_local.models import load_manifest
+    from macaron_local.manifests import load_manifest
 
     out = {}
     for a in load_manifest(manifest).adapters:
@@ -238,7 +238,7 @@ def update_manifest(manifest: Path, entry: Mapping[str, Any]) -> None:
     the file and its comments; the result is validated before it replaces the file."""
     import tomli_w
 
-    from macaron_local.models import load_manifest
+    from macaron_local.manifests import load_manifest
 
     text = manifest.read_text(encoding="utf-8")
     current = load_manifest(manifest)

@@ -254,7 +254,7 @@ def bootstrap_cmd(
     from macaron_local import paths
     from macaron_local.errors import RefineError
     from macaron_local.hcp import load_profile
-    from macaron_local.models import load_manifest
+    from macaron_local.manifests import load_manifest
     from macaron_local.refine import lineage
     from macaron_local.refine.base import training_base
     from macaron_local.refine.bootstrap import bootstrap

@@ -170,7 +170,7 @@ def route_accuracy(
 
 def pref_accuracy(model: Any, tok: Any, pairs: Sequence[Mapping[str, Any]]) -> float:
     """Share of pairs where the chosen answer has the higher summed log-probability."""
-    from macaron_local.refine.loop import pair_examples, seq_logprobs
+    from macaron_local.refine.refine_loop import pair_examples, seq_logprobs
 
     if not pairs:
         return 0.0
@@ -187,7 +187,7 @@ def checker_success(
 ) -> float:
     """Share of prompts whose greedy answer passes its checker."""
     from macaron_local.experience.checkers import check
-    from macaron_local.refine.loop import generate
+    from macaron_local.refine.refine_loop import generate
 
     if not checkable:
         return 0.0

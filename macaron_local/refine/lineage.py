@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from macaron_local import paths
 from macaron_local.errors import RefineError
-from macaron_local.models import sha256_file
+from macaron_local.manifests import sha256_file
 
 if TYPE_CHECKING:
     from macaron_local.refine.base import TrainingBase

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from macaron_local.engine import EngineConfig
 from macaron_local.hcp import load_profile
-from macaron_local.models import get_manifest, verified_path
+from macaron_local.manifests import get_manifest, verified_path
 from macaron_local.serve.metered import MeteredEngine
 from macaron_local.turns.pipeline import DEFAULT_PROFILE, Runtime
 

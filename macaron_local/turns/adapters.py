@@ -18,7 +18,7 @@ from macaron_local import paths
 from macaron_local.engine import Engine
 from macaron_local.errors import AdapterChecksumError, AdapterError
 from macaron_local.hcp import Profile, drift_warning
-from macaron_local.models import ModelManifest, sha256_file
+from macaron_local.manifests import ModelManifest, sha256_file
 
 BASE_REVISION = "base"
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from macaron_local.errors import ContractError, MacaronError
 from macaron_local.hcp import Profile, ProfileWatcher, check_approved
-from macaron_local.models import get_manifest
+from macaron_local.manifests import get_manifest
 from macaron_local.plugins.reload import PluginWatcher
 from macaron_local.store import open_db
 from macaron_local.turns import adapters as adapter_bindings

@@ -24,7 +24,7 @@ from macaron_local.errors import CancelledError, GrammarError, MacaronError, Tur
 from macaron_local.genui.catalogue import default_catalogue
 from macaron_local.genui.serving import GrammarCache, action_tools, genui_label
 from macaron_local.hcp import Profile, check_approved, load_profile
-from macaron_local.models import get_manifest, verified_path
+from macaron_local.manifests import get_manifest, verified_path
 from macaron_local.remote.hybrid import Attempt, Notice, OnNotice, RemoteHook
 from macaron_local.store import (
     NewTurn,

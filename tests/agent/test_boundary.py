@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from macaron_local.agent import boundary
-from macaron_local.agent.loop import run_agent
+from macaron_local.agent.agent_loop import run_agent
 from macaron_local.agent.repl import Repl
 from macaron_local.agent.sandbox import SandboxPolicy
 from macaron_local.agent.session import AgentSession, repl_warnings

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from macaron_local.agent.loop import run_agent
+from macaron_local.agent.agent_loop import run_agent
 from macaron_local.agent.repl import Repl
 from macaron_local.agent.sandbox import SandboxPolicy
 from macaron_local.agent.tools import ToolContext, ToolGate, ToolRegistry

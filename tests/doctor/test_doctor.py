@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from macaron_local import paths
 from macaron_local.doctor import REBUILD_CPU, doctor
 from macaron_local.engine import _lcpp
-from tests.manager.conftest import blob, write_manifest
+from tests.model_manager.conftest import blob, write_manifest
 
 PROFILE = """
 schema_version = 1

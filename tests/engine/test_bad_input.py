@@ -16,7 +16,7 @@ from macaron_local.errors import (
     ModelFormatError,
     ModelNotFoundError,
 )
-from macaron_local.models import verify
+from macaron_local.manifests import verify
 
 from .conftest import QV, make_adapter
 

@@ -40,7 +40,7 @@ def _config(**gate):  # noqa: ANN003, ANN202
     import torch  # noqa: F401 - the loop module needs it
 
     from macaron_local.refine.gate import GateConfig
-    from macaron_local.refine.loop import RefineConfig
+    from macaron_local.refine.refine_loop import RefineConfig
 
     return RefineConfig(
         steps=1,
@@ -55,7 +55,7 @@ def _config(**gate):  # noqa: ANN003, ANN202
 @pytest.mark.timeout(3600)  # two measured passes of the base on a shared CPU
 def test_failed_gate_leaves_the_policy_record_unchanged(corrected) -> None:  # noqa: ANN001
     from macaron_local.refine import lineage
-    from macaron_local.refine.loop import run_refine
+    from macaron_local.refine.refine_loop import run_refine
 
     db, profile = corrected
     before = (
@@ -85,7 +85,7 @@ def test_failed_gate_leaves_the_policy_record_unchanged(corrected) -> None:  # n
 @pytest.mark.timeout(3600)
 def test_cancelled_run_registers_nothing_and_resumes(corrected) -> None:  # noqa: ANN001
     from macaron_local.refine import lineage
-    from macaron_local.refine.loop import _resume_path, run_refine
+    from macaron_local.refine.refine_loop import _resume_path, run_refine
 
     db, profile = corrected
     cancel = threading.Event()
@@ -110,7 +110,7 @@ def test_a_cancel_stops_the_run_inside_its_first_measurement(corrected) -> None:
     """The cancel comes while the base is being measured (minutes on a busy machine): the
     next forward pass ends the run, not the end of the measurement or of the next step."""
     from macaron_local.refine import lineage
-    from macaron_local.refine.loop import run_refine
+    from macaron_local.refine.refine_loop import run_refine
 
     db, profile = corrected
     cancel = threading.Event()
@@ -128,7 +128,7 @@ def test_a_cancel_stops_the_run_inside_its_first_measurement(corrected) -> None:
 
 
 def test_a_run_cancelled_before_it_starts_reads_no_weights(corrected) -> None:  # noqa: ANN001
-    from macaron_local.refine.loop import run_refine
+    from macaron_local.refine.refine_loop import run_refine
 
     db, profile = corrected
     cancel = threading.Event()

@@ -288,7 +288,7 @@ def test_a_bad_model_file_is_named_not_the_grammar(write_file, bundled_doc, tmp_
     """The embedded base (whose vocabulary checks grammars) replaced by garbage, through a user
     manifest of the same id: the error names that file, not the profile's router.grammar."""
     from macaron_local import paths
-    from macaron_local.models import EMBEDDED_ID, get_manifest
+    from macaron_local.manifests import EMBEDDED_ID, get_manifest
 
     garbage = tmp_path / "garbage.gguf"
     garbage.write_bytes(b"GGUF" + b"\xff" * 4096)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from macaron_local.errors import AdapterMismatchError, RefineError
-from macaron_local.models import EMBEDDED_ID, get_manifest, sha256_file
+from macaron_local.manifests import EMBEDDED_ID, get_manifest, sha256_file
 
 OTHER = "smollm2-135m-f32"
 
@@ -151,7 +151,7 @@ def _macaron(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_models_add_refuses_what_is_not_a_model(tmp_path: Path) -> None:
-    from macaron_local.models import manifests
+    from macaron_local.manifests import manifests
 
     garbage = tmp_path / "notes.gguf"
     garbage.write_bytes(b"hello, not a model" * 10)
@@ -169,7 +169,7 @@ def test_models_add_refuses_what_is_not_a_model(tmp_path: Path) -> None:
 def test_a_users_own_base_in_four_commands(f32_base: Path) -> None:
     """models add -> hcp new -> refine bootstrap -> served: the adapters are for that base."""
     from macaron_local.hcp import load_profile
-    from macaron_local.models import get_manifest, locate
+    from macaron_local.manifests import get_manifest, locate
     from macaron_local.turns import adapters as bindings
 
     done = _macaron("models", "add", str(f32_base), "--id", "my-base")

@@ -41,8 +41,8 @@ def test_llama_qk_rows_are_permuted_for_llamacpp(
     f32_base: Path, f32_engine: Any, tokenizer: Any, tmp_path: Path, model: Any
 ) -> None:
     from macaron_local.refine.hf import HFBase
-    from macaron_local.refine.loop import sample_tokens
     from macaron_local.refine.lora import detach_lora, export_lora
+    from macaron_local.refine.refine_loop import sample_tokens
 
     gguf_space = model
     model = HFBase.load(f32_base, "llama", on="cpu")

@@ -11,7 +11,7 @@ import pytest
 from macaron_local import paths
 from macaron_local.engine.lora_io import write_lora
 from macaron_local.errors import RefineError
-from macaron_local.models import sha256_file
+from macaron_local.manifests import sha256_file
 from macaron_local.refine import lineage
 
 

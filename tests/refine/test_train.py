@@ -109,8 +109,8 @@ def test_kl_anchor_is_zero_at_the_start_and_grows_as_the_adapter_moves(model, to
     weights back, and the weights are the current ones again after the call."""
     import torch
 
-    from macaron_local.refine.loop import sft_loss
     from macaron_local.refine.lora import LoraConfig, attach_lora
+    from macaron_local.refine.refine_loop import sft_loss
     from macaron_local.refine.train import encode_all
 
     attach_lora(model, LoraConfig(rank=2, targets=("attn_v",)), seed=5)

@@ -283,7 +283,7 @@ def test_facade_starts_a_real_refine_and_cancel_registers_nothing(tmp_path: Path
     pytest.importorskip("torch")
     from macaron_local.refine import lineage
     from macaron_local.refine.gate import GateConfig
-    from macaron_local.refine.loop import RefineConfig
+    from macaron_local.refine.refine_loop import RefineConfig
 
     experience.set_user_choice(True)
     assistant = StoreOnly("tall-local", db_path=tmp_path / "macaron.db")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from macaron_local import paths
-from tests.manager.hub import Hub, start_hub
+from tests.model_manager.hub import Hub, start_hub
 
 REPO = "test-org/tiny-model"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from macaron_local.errors import ModelFormatError
-from macaron_local.models import verify
-from tests.manager.conftest import blob
+from macaron_local.manifests import verify
+from tests.model_manager.conftest import blob
 
 
 def test_a_write_in_place_with_the_mtime_put_back_is_hashed_again(tmp_path: Path) -> None:

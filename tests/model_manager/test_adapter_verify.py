@@ -15,7 +15,7 @@ import pytest
 from macaron_local import paths
 from macaron_local.errors import AdapterChecksumError
 from macaron_local.hcp import load_profile
-from macaron_local.models import get_manifest
+from macaron_local.manifests import get_manifest
 from macaron_local.turns import adapters
 from macaron_local.turns.adapters import BASE_REVISION
 from macaron_local.turns.pipeline import Runtime

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from macaron_local import paths
 from macaron_local.errors import ContractError
 from macaron_local.hcp import bundled_dir, load_profile
-from macaron_local.manager.cli import models_group
-from macaron_local.models import manifest_problems
+from macaron_local.manifests import manifest_problems
+from macaron_local.model_manager.cli import models_group
 
 
 def _broken() -> str:

@@ -17,8 +17,8 @@ import tomli_w
 from macaron_local import paths
 from macaron_local.engine.gguf_model import inspect_model
 from macaron_local.errors import ContractError, ModelFormatError
-from macaron_local.models import ModelManifest, load_manifest, manifests, remember_verified
-from macaron_local.models import sha256_file as _sha256
+from macaron_local.manifests import ModelManifest, load_manifest, manifests, remember_verified
+from macaron_local.manifests import sha256_file as _sha256
 
 _ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 

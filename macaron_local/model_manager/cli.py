@@ -9,8 +9,15 @@ from pathlib import Path
 import click
 
 from macaron_local.cli import edge
-from macaron_local.manager.store import FileState, check, model_files, pull, remove, verify_model
-from macaron_local.models import manifest_problems, manifests
+from macaron_local.manifests import manifest_problems, manifests
+from macaron_local.model_manager.store import (
+    FileState,
+    check,
+    model_files,
+    pull,
+    remove,
+    verify_model,
+)
 
 MARK = {"verified": "ok", "present": "ok?", "missing": "--", "unpublished": "..", "corrupt": "!!"}
 
@@ -48,7 +55,7 @@ def list_cmd(do_hash: bool, as_json: bool) -> None:
 @edge
 def add_cmd(path: Path, model_id: str | None) -> None:
     """Register the GGUF model at PATH as a base (the file stays where it is)."""
-    from macaron_local.manager.add import add_model
+    from macaron_local.model_manager.add import add_model
 
     m = add_model(path, model_id)
     click.echo(

@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from macaron_local import paths
-from macaron_local.manager import download
-from macaron_local.manager.cli import models_group
-from tests.manager.conftest import REPO, blob, write_manifest
-from tests.manager.hub import Hub
+from macaron_local.model_manager import download
+from macaron_local.model_manager.cli import models_group
+from tests.model_manager.conftest import REPO, blob, write_manifest
+from tests.model_manager.hub import Hub
 
 SIZE = 3 << 20
 

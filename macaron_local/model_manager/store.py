@@ -14,8 +14,8 @@ from pathlib import Path
 
 from macaron_local import paths
 from macaron_local.errors import MacaronError, ModelError, ModelNotFoundError
-from macaron_local.manager.download import fetch, remote_file
-from macaron_local.models import UNPUBLISHED, ModelManifest, get_manifest, locate, verify
+from macaron_local.manifests import UNPUBLISHED, ModelManifest, get_manifest, locate, verify
+from macaron_local.model_manager.download import fetch, remote_file
 
 
 @dataclass(frozen=True)

@@ -337,7 +337,7 @@ def _resume_path(run_id: str) -> Path:
 
 def _parent(profile: Any, label: str) -> tuple[str | None, Path | None]:
     """(revision, GGUF path) serving ``label`` now; (None, None) when the base serves it."""
-    from macaron_local.models import get_manifest
+    from macaron_local.manifests import get_manifest
     from macaron_local.turns.adapters import resolve
 
     b = resolve(profile, get_manifest(profile.base.model))[label]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from macaron_local.agent.loop import extract_block, run_agent
+from macaron_local.agent.agent_loop import extract_block, run_agent
 from macaron_local.agent.repl import Repl
 from macaron_local.agent.sandbox import SandboxPolicy
 from macaron_local.agent.tools import ToolContext, ToolGate, ToolRegistry, ToolSpec

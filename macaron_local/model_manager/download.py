@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 
 from macaron_local.errors import MacaronError, ModelError, ModelFormatError, ModelNotFoundError
-from macaron_local.models import verify
+from macaron_local.manifests import verify
 
 RETRIES = 5
 SPACE_MARGIN = 64 << 20  # keep a little room beyond the file itself

@@ -1,12 +1,12 @@
 """The model manager: list, pull (resumable, verified), verify and remove model files.
 
-``macaron models ...`` is its command line (``macaron_local.manager.cli``).
+``macaron models ...`` is its command line (``macaron_local.model_manager.cli``).
 """
 
 from __future__ import annotations
 
-from macaron_local.manager.download import DownloadError, check_space, fetch, remote_file
-from macaron_local.manager.store import (
+from macaron_local.model_manager.download import DownloadError, check_space, fetch, remote_file
+from macaron_local.model_manager.store import (
     FileState,
     ModelFile,
     check,
