@@ -73,7 +73,7 @@ print("AMX in build:", amx, "-> the engine loads with use_extra_bufts=False" if 
 PY
 AMX="$("$VPY" -c 'from macaron_local.engine import _lcpp; print(int(_lcpp.build_has_amx()))')"
 
-MODEL="$(cd "$TMP" && "$VPY" -c 'from macaron_local.models import embedded_model_file as f; print(f())')"
+MODEL="$(cd "$TMP" && "$VPY" -c 'from macaron_local.manifests import embedded_model_file as f; print(f())')"
 echo "model        $MODEL"
 
 step "raw llama_cpp.Llama(model)(\"hi\", max_tokens=4) with default parameters, in a subprocess"
