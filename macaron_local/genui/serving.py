@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 GENUI_ROLE = "genui"
 AGENT_ROLE = "agent"
-DEFAULT_AGENT = "L1"
 
 GbnfFn = Callable[[Catalogue, Sequence[str]], str]
 CacheKey = tuple[tuple[tuple[str, type], ...], tuple[str, ...]]
@@ -33,13 +32,14 @@ CacheKey = tuple[tuple[tuple[str, type], ...], tuple[str, ...]]
 
 def genui_label(profile: Profile) -> str | None:
     """The label whose adapter has ``role = "genui"`` (None: this profile draws no UIs)."""
-    return next((lab for lab, a in profile.adapters.items() if a.role == GENUI_ROLE), None)
+    return profile.label_for(GENUI_ROLE)
 
 
 def agent_label(profile: Profile) -> str:
-    """The label whose tool gate runs a UI's ``tool:`` actions (``role = "agent"``, else L1)."""
-    found = (lab for lab, a in profile.adapters.items() if a.role == AGENT_ROLE)
-    return next(found, DEFAULT_AGENT)
+    """The label whose tool gate runs a UI's ``tool:`` actions: ``role = "agent"``, else the
+    first label the profile lets call tools, else the router's."""
+    tooled = (lb for lb in profile.labels if profile.tools.allow.get(lb))
+    return profile.label_for(AGENT_ROLE) or next(tooled, profile.router_label)
 
 
 def action_tools(profile: Profile, registry: ToolRegistry) -> tuple[str, ...]:

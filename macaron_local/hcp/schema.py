@@ -44,6 +44,9 @@ Float = Annotated[float, Strict()]  # strict floats still accept TOML integers
 Label = Annotated[str, Strict(), Field(pattern=LABEL_RE)]
 
 
+ROLE_NAMES = {"chat": "Chat", "agent": "Agent", "coding": "Coding", "genui": "GenUI"}
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
@@ -268,6 +271,24 @@ class Profile(_Frozen):
     @property
     def labels(self) -> tuple[str, ...]:
         return self.router.labels
+
+    def label_for(self, role: str) -> str | None:
+        """The label whose adapter has ``role`` (roles combine with ``+``: ``chat+router``);
+        None when no adapter has it. Code asks for a role, never for a label literal."""
+        return next((lb for lb, a in self.adapters.items() if role in a.role.split("+")), None)
+
+    @property
+    def router_label(self) -> str:
+        """The label whose adapter runs the route hop (role ``router``, else the first label)."""
+        return self.label_for("router") or self.labels[0]
+
+    def display_name(self, label: str) -> str:
+        """A label's name for people: its adapter's first role (``agent`` -> "Agent")."""
+        adapter = self.adapters.get(label)
+        if adapter is None:
+            return label
+        role = adapter.role.split("+")[0]
+        return ROLE_NAMES.get(role, role.replace("-", " ").capitalize())
 
     @property
     def source(self) -> Path | None:
