@@ -29,6 +29,9 @@ def _renamed(tmp_path):  # noqa: ANN001, ANN202
     for adapter in data["adapters"].values():
         adapter["revision"] = "none"  # the manifest ships adapters for L0..L3 only
     data["profile"]["id"] = "renamed"
+    data["router"]["grammar"] = " | ".join(f'"{lb}"' for lb in RENAMED.values()).join(
+        ["root ::= ", ""]
+    )
     path = tmp_path / "renamed.toml"
     path.write_text(tomli_w.dumps(data))
     return load_profile(path)
