@@ -1,10 +1,13 @@
 """Router quality: route every line of the held-out evaluation set through ``Runtime.route``.
 
-Run ``python bench/route_eval.py [--profile P] [--baseline-profile B] [--limit N] [--json OUT]``.
-Each line of ``bench/eval/route_eval.jsonl`` (``text``, ``label``, ``style``; never training data)
-is routed exactly as a turn would be (the profile's router prompt, grammar and decode budget, its
-L0 adapter). Prints accuracy, per-label precision/recall/F1, the confusion matrix (gold rows,
-routed columns; a fallback counts as the fallback label it returns), accuracy per style, label
+Run ``python bench/route_eval.py [--profile P] [--baseline-profile B] [--file F ...] [--limit N]
+[--json OUT]``. Each line of the held-out sets (``text``, ``label``, ``style``, optionally
+``context``: the previous turn; never training data) is routed exactly as a turn would be (the
+profile's router prompt, grammar and decode budget, its L0 adapter, the previous turn's label and
+digest when the line has a context). ``--file`` may be given several times: each set is reported
+on its own (accuracy, per-label recall, follow-up accuracy, confusion) and then pooled. Prints
+accuracy, per-label precision/recall/F1, the confusion matrix (gold rows, routed columns; a
+fallback counts as the fallback label it returns), accuracy per style, label
 compliance (share of routes that produced a valid label vs fell back), and route latency.
 
 ``--baseline-profile`` evaluates the same lines under a second profile, normally one whose L0
@@ -28,14 +31,36 @@ from typing import Any
 EVAL_FILE = Path(__file__).resolve().parent / "eval" / "route_eval.jsonl"
 
 
-def load_items(path: Path, limit: int | None) -> list[dict[str, str]]:
+def load_items(path: Path, limit: int | None) -> list[dict[str, Any]]:
     items = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    for item in items:
+        item["set"] = path.stem
     return items[:limit] if limit else items
 
 
-def route_all(profile: str, items: list[dict[str, str]], quiet: bool) -> dict[str, Any]:
+def previous_of(item: dict[str, Any]) -> tuple[str, str] | None:
+    """The previous turn (label, digest) of a line's ``context``, or None.
+
+    A context is a turn ``{"label", "text" | "request" | "summary"}``, a list of such turns (the
+    last one is the previous turn), or a ``[label, digest]`` pair.
+    """
+    ctx = item.get("context")
+    if not ctx:
+        return None
+    if isinstance(ctx, list) and ctx and isinstance(ctx[-1], dict):
+        ctx = ctx[-1]
+    if isinstance(ctx, dict):
+        digest = ctx.get("summary") or ctx.get("request") or ctx.get("text") or ""
+        return (str(ctx["label"]), str(digest))
+    if isinstance(ctx, list) and len(ctx) == 2:
+        return (str(ctx[0]), str(ctx[1]))
+    raise ValueError(f"unreadable context in {item.get('set')}: {ctx!r:.80}")
+
+
+def route_all(profile: str, items: list[dict[str, Any]], quiet: bool) -> dict[str, Any]:
     """Open a runtime for ``profile`` and route every item; returns the raw rows and facts."""
     from macaron_local.turns.pipeline import Runtime
+    from macaron_local.turns.route import route
 
     with tempfile.TemporaryDirectory(prefix="route-eval-") as tmp:
         started = time.perf_counter()
@@ -54,9 +79,19 @@ def route_all(profile: str, items: list[dict[str, str]], quiet: bool) -> dict[st
             }
             rows = []
             for i, item in enumerate(items):
-                r = rt.route(item["text"])
+                previous = previous_of(item)
+                r = route(
+                    rt.engine,
+                    rt.profile,
+                    item["text"],
+                    adapter=l0.adapter if l0 else None,
+                    tools=rt.tools,
+                    previous=previous,
+                )
                 rows.append(
                     {
+                        "set": item["set"],
+                        "followup": previous is not None,
                         "gold": item["label"],
                         "style": item.get("style", "?"),
                         "label": r.label,
@@ -78,7 +113,18 @@ def _pct(num: float, den: float) -> float | None:
 
 
 def metrics(result: dict[str, Any]) -> dict[str, Any]:
-    rows, labels = result["rows"], result["labels"]
+    """The pooled figures, and the same figures for each set when there are several."""
+    out = _metrics(result["rows"], result["labels"])
+    sets = sorted({r["set"] for r in result["rows"]})
+    if len(sets) > 1:
+        out["per_set"] = {
+            name: _metrics([r for r in result["rows"] if r["set"] == name], result["labels"])
+            for name in sets
+        }
+    return out
+
+
+def _metrics(rows: list[dict[str, Any]], labels: list[str]) -> dict[str, Any]:
     n = len(rows)
     correct = sum(r["label"] == r["gold"] for r in rows)
     confusion = {g: Counter() for g in labels}
@@ -97,6 +143,7 @@ def metrics(result: dict[str, Any]) -> dict[str, Any]:
         styles[r["style"]].append(r["label"] == r["gold"])
     ms = sorted(r["ms"] for r in rows)
     auto = sum(r["kind"] == "auto" for r in rows)
+    follow = [r["label"] == r["gold"] for r in rows if r.get("followup")]
     errors = Counter((r["error"] or "").split(":")[0] for r in rows if r["kind"] != "auto")
     return {
         "n": n,
@@ -106,6 +153,7 @@ def metrics(result: dict[str, Any]) -> dict[str, Any]:
         "per_style": {
             s: {"n": len(v), "accuracy": _pct(sum(v), len(v))} for s, v in sorted(styles.items())
         },
+        "followup": {"n": len(follow), "accuracy": _pct(sum(follow), len(follow))},
         "compliance": _pct(auto, n),
         "fallbacks": n - auto,
         "fallback_errors": dict(errors),
@@ -136,7 +184,10 @@ def print_report(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
             f"accuracy {m['accuracy']}%   label compliance {m['compliance']}% "
             f"({m['fallbacks']} fallbacks{why})"
             f"   route ms median {m['ms_median']} p95 {m['ms_p95']}"
+            f"   follow-ups {_fmt(m['followup']['accuracy'])}% of {m['followup']['n']}"
         )
+        if "per_set" in m:
+            print_sets(m["per_set"], labels)
         print("\n| label | precision % | recall % | F1 | gold | routed |")
         print("|---|---:|---:|---:|---:|---:|")
         for lab, v in m["per_label"].items():
@@ -155,6 +206,7 @@ def print_report(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
             print(f"| {style} | {v['n']} | {_fmt(v['accuracy'])} |")
     if len(results) == 2:
         (_, a), (_, b) = results
+        a_sets, b_sets = a.get("per_set", {}), b.get("per_set", {})
         print(f"\n## side by side: {names[0]} vs baseline {names[1]}")
         print("\n| metric | profile | baseline | ratio |")
         print("|---|---:|---:|---:|")
@@ -163,6 +215,11 @@ def print_report(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
             ("label compliance %", a["compliance"], b["compliance"]),
             ("route ms median", a["ms_median"], b["ms_median"]),
             ("route ms p95", a["ms_p95"], b["ms_p95"]),
+            ("follow-up accuracy %", a["followup"]["accuracy"], b["followup"]["accuracy"]),
+        ]
+        pairs += [
+            (f"{name} accuracy %", v["accuracy"], b_sets.get(name, {}).get("accuracy"))
+            for name, v in a_sets.items()
         ]
         pairs += [
             (
@@ -180,6 +237,25 @@ def print_report(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
             print(f"| {name} | {_fmt(x)} | {_fmt(y)} | {_ratio(x, y)} |")
 
 
+def print_sets(per_set: dict[str, dict[str, Any]], labels: list[str]) -> None:
+    recall_cols = " | ".join(f"{lab} recall %" for lab in labels)
+    print(f"\n| set | n | accuracy % | {recall_cols} | follow-ups % (n) |")
+    print("|---|---:|---:|" + "---:|" * (len(labels) + 1))
+    for name, v in per_set.items():
+        recalls = " | ".join(_fmt(v["per_label"][lab]["recall"]) for lab in labels)
+        f = v["followup"]
+        print(
+            f"| {name} | {v['n']} | {_fmt(v['accuracy'])} | {recalls} "
+            f"| {_fmt(f['accuracy'])} ({f['n']}) |"
+        )
+    for name, v in per_set.items():
+        rows = "; ".join(
+            f"{gold} -> " + " ".join(f"{k}:{c.get(k, 0)}" for k in labels)
+            for gold, c in v["confusion"].items()
+        )
+        print(f"\nconfusion of {name} (gold -> routed): {rows}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", default="tall-local")
@@ -188,12 +264,19 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="a profile to compare with, e.g. one whose L0 revision is 'none'",
     )
-    ap.add_argument("--file", type=Path, default=EVAL_FILE)
+    ap.add_argument(
+        "--file",
+        type=Path,
+        action="append",
+        default=None,
+        help="an evaluation set (repeat for several; default: route_eval.jsonl)",
+    )
     ap.add_argument("--limit", type=int, default=None, help="only the first N lines")
     ap.add_argument("--json", type=Path, default=None, help="save rows and metrics here")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
-    items = load_items(args.file, args.limit)
+    files = args.file or [EVAL_FILE]
+    items = [item for f in files for item in load_items(f, args.limit)]
     results = []
     for profile in filter(None, (args.profile, args.baseline_profile)):
         res = route_all(profile, items, args.quiet)
@@ -204,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
                 "not the base weights",
                 file=sys.stderr,
             )
-    print(f"# route_eval: {len(items)} lines of {args.file.name}")
+    print(f"# route_eval: {len(items)} lines of {', '.join(f.name for f in files)}")
     print_report(results)
     if args.json:
         args.json.write_text(

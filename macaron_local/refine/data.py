@@ -72,6 +72,8 @@ def route_examples(
 ) -> list[Example]:
     """``{"text","label"}`` rows -> the route hop's own messages, answered by the bare label.
 
+    A row may carry ``"previous": [label, digest]`` (a follow-up and the turn before it).
+
     ``tools`` (name -> one-line description) fill the route prompt's ``{tools}``; serving
     passes :func:`macaron_local.turns.tools.tool_descriptions`, and so does ``bootstrap``.
     """
@@ -86,7 +88,9 @@ def route_examples(
             raise RefineError(
                 f"route row with unknown label {row['label']!r}: {row['text'][:60]!r}"
             )
-        msgs = route_messages(profile, clip_middle(tok, row["text"]), dict(tools or {}))
+        prev = row.get("previous")  # [label, digest] of the previous turn (follow-up rows)
+        previous = (prev[0], prev[1]) if prev else None
+        msgs = route_messages(profile, clip_middle(tok, row["text"]), dict(tools or {}), previous)
         out.append({"messages": [*msgs, {"role": "assistant", "content": row["label"]}]})
     return out
 

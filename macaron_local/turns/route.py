@@ -1,9 +1,10 @@
 """The route hop: L0 picks exactly one label under a validated grammar.
 
 Owns the routing prompt (the profile's router prompt + the request, clipped in the middle when
-very long), label probabilities read from the logits at the step where the labels diverge, and
-the fallback: any failure returns the profile's fallback label with the error recorded, so a
-turn never fails because routing did.
+very long, after one line naming the previous turn's label and digest when there is one, so a
+follow-up is routed with its conversation), label probabilities read from the logits at the
+step where the labels diverge, and the fallback: any failure returns the profile's fallback
+label with the error recorded, so a turn never fails because routing did.
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ ROUTE_SLOT = "route"
 # A long paste is routed on its start and its end (where the ask usually is): routing cost
 # stays bounded, and training clips the same way.
 HEAD_TOKENS, TAIL_TOKENS = 96, 96
+# The previous turn's digest (its request or summary) is cut to this many characters, on one
+# line: enough to say what the conversation is about, cheap to prefill.
+PREVIOUS_CHARS = 160
+
+# (label, digest) of the previous turn of the conversation
+Previous = tuple[str, str]
 
 
 @dataclass(frozen=True)
@@ -36,13 +43,30 @@ class RouteResult:
 
 
 def route_messages(
-    profile: Profile, request: str, tools: Mapping[str, str]
+    profile: Profile,
+    request: str,
+    tools: Mapping[str, str],
+    previous: Previous | None = None,
 ) -> list[dict[str, str]]:
-    """Exactly what the router sees (the refine pipeline trains L0 on the same messages)."""
+    """Exactly what the router sees (the refine pipeline trains L0 on the same messages).
+
+    The system prompt is fixed (prefilled once and cached); the previous turn, when given, is a
+    line at the start of the user message, after that fixed part.
+    """
+    user = request if previous is None else f"{previous_line(previous)}\n{request}"
     return [
         {"role": "system", "content": profile.router_prompt(tools)},
-        {"role": "user", "content": request},
+        {"role": "user", "content": user},
     ]
+
+
+def previous_line(previous: Previous) -> str:
+    """``Previous turn: L2 — <digest>``, the digest on one line and cut to PREVIOUS_CHARS."""
+    label, digest = previous
+    digest = " ".join(digest.split())
+    if len(digest) > PREVIOUS_CHARS:
+        digest = digest[: PREVIOUS_CHARS - 1].rstrip() + "…"
+    return f"Previous turn: {label} — {digest}"
 
 
 def clip_middle(engine: Engine | Vocab, text: str) -> str:
@@ -56,13 +80,23 @@ def clip_middle(engine: Engine | Vocab, text: str) -> str:
 
 
 def route(
-    engine: Engine, profile: Profile, request: str, *, adapter: str | None, tools: Mapping[str, str]
+    engine: Engine,
+    profile: Profile,
+    request: str,
+    *,
+    adapter: str | None,
+    tools: Mapping[str, str],
+    previous: Previous | None = None,
 ) -> RouteResult:
-    """Decide the label for ``request``; never raises (falls back instead)."""
+    """Decide the label for ``request``; never raises (falls back instead).
+
+    ``previous``: the previous turn's (label, digest) — its request or summary — so that a
+    follow-up ("now make it skip negatives") goes where the conversation is.
+    """
     started = time.perf_counter()
     labels = profile.router.labels
     try:
-        msgs = route_messages(profile, clip_middle(engine, request), tools)
+        msgs = route_messages(profile, clip_middle(engine, request), tools, previous)
         done = engine.complete(
             engine.render_chat(msgs),
             adapter=adapter,

@@ -21,7 +21,7 @@ from pathlib import Path
 from augment import augment
 from code_doc import check_record
 from repl_doc import parse_episode, transcript
-from sources import LABELS, Record, read_labelled, read_lines, read_records
+from sources import LABELS, Record, read_followups, read_labelled, read_lines, read_records
 from ui_doc import normalise_answer
 
 Rows = list[dict[str, object]]
@@ -30,7 +30,12 @@ Stats = dict[str, object]
 HERE = Path(__file__).resolve().parent
 SRC = HERE / "src"
 SEED = 20250314
-ROUTE_PER_LABEL = 1300
+ROUTE_PER_LABEL = 1500
+# Service and live-data requests in real users' voices (issue 23) are augmented three times as
+# often as plain seeds: they are what the router got wrong on requests from real users.
+LIVE_WEIGHT = 3
+# Each follow-up seed is kept and gets this many surface variants of its request.
+FOLLOWUP_VARIANTS = 2
 SUMMARY_MAX_WORDS = 60
 LONG_CHARS = 200
 
@@ -43,16 +48,18 @@ def is_long(text: str) -> bool:
     return "\n" in text or len(text) > LONG_CHARS
 
 
-def route_rows(stats: dict[str, object]) -> list[dict[str, str]]:
-    """Seeds plus augmentations, ROUTE_PER_LABEL per label, shuffled."""
+def route_rows(stats: dict[str, object]) -> list[dict[str, object]]:
+    """Seeds plus augmentations, ROUTE_PER_LABEL per label, then the follow-up rows, shuffled."""
     rng = random.Random(SEED)
     seeds: dict[str, list[str]] = {lab: read_lines(SRC / f"route_{lab}.txt") for lab in LABELS}
     # Contrasting pairs, API-style phrasings and mixed intents: the cases routers get wrong.
+    live = read_labelled(SRC / "route_live.txt")
+    live_texts = {text for _, text in live}
     hard = [
         row
         for name in ("route_hard", "route_api", "route_mixed", "route_implied")
         for row in read_labelled(SRC / f"{name}.txt")
-    ]
+    ] + live
     hard_texts = {text for _, text in hard}
     for label, text in hard + read_labelled(SRC / "route_long.txt"):
         seeds[label].append(text)
@@ -66,8 +73,12 @@ def route_rows(stats: dict[str, object]) -> list[dict[str, str]]:
     for label in LABELS:
         pool = sorted(set(seeds[label]))
         rows.extend((t, label, t) for t in pool)
-        # Hard and long cases are augmented twice as often: they are where routers fail.
+        # Hard and long cases are augmented more often: they are where routers fail.
         weighted = pool + [t for t in pool if t in hard_texts or is_long(t)]
+        weighted += [t for t in pool if t in live_texts] * (LIVE_WEIGHT - 2)
+        # Long inputs once more (three times a plain seed): the short live seeds would
+        # otherwise push the share of long inputs below its minimum.
+        weighted += [t for t in pool if is_long(t)]
         count, tries = len(pool), 0
         while count < ROUTE_PER_LABEL:
             base = rng.choice(weighted)
@@ -80,6 +91,7 @@ def route_rows(stats: dict[str, object]) -> list[dict[str, str]]:
             seen.add(variant)
             rows.append((variant, label, base))
             count += 1
+    follow = followup_rows(rng, seen)
     rng.shuffle(rows)
     n = len(rows)
     stats["route"] = {
@@ -90,8 +102,31 @@ def route_rows(stats: dict[str, object]) -> list[dict[str, str]]:
         "hard_seeds": len(hard_texts),
         "hard_share": round(sum(r[2] in hard_texts for r in rows) / n, 3),
         "long_share": round(sum(is_long(r[0]) for r in rows) / n, 3),
+        "live_seeds": len(live_texts),
+        "followup_rows": len(follow),
+        "followup_per_label": dict(sorted(Counter(str(r["label"]) for r in follow).items())),
     }
-    return [{"text": t, "label": lab} for t, lab, _ in rows]
+    out: list[dict[str, object]] = [{"text": t, "label": lab} for t, lab, _ in rows]
+    out += follow
+    rng.shuffle(out)
+    return out
+
+
+def followup_rows(rng: random.Random, seen: set[str]) -> list[dict[str, object]]:
+    """Follow-ups with the previous turn's label and digest (``previous``), as the route hop
+    gets them; each seed plus FOLLOWUP_VARIANTS surface variants of its request."""
+    out: list[dict[str, object]] = []
+    for label, prev_label, digest, request in read_followups(SRC / "route_followup.txt"):
+        texts = [request]
+        for _ in range(50 * FOLLOWUP_VARIANTS):
+            if len(texts) > FOLLOWUP_VARIANTS:
+                break
+            variant = augment(request, rng)
+            if variant not in texts:
+                texts.append(variant)
+        out += [{"text": t, "label": label, "previous": [prev_label, digest]} for t in texts]
+    seen.update(str(r["text"]) for r in out)
+    return out
 
 
 def _load(name: str) -> list[Record]:
@@ -199,7 +234,7 @@ def build() -> tuple[dict[str, list[dict[str, object]]], dict[str, object]]:
     stats: dict[str, object] = {}
     summaries: list[dict[str, str]] = []
     files: dict[str, list[dict[str, object]]] = {
-        "route.jsonl": route_rows(stats),  # type: ignore[dict-item]
+        "route.jsonl": route_rows(stats),
         "chat.jsonl": chat_rows(summaries),
         "agent.jsonl": agent_rows(summaries, stats),
         "code.jsonl": code_rows(summaries, stats),

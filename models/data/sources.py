@@ -43,6 +43,19 @@ def read_labelled(path: Path) -> list[tuple[str, str]]:
     return out
 
 
+def read_followups(path: Path) -> list[tuple[str, str, str, str]]:
+    """Lines ``L2 | L2: previous digest || follow-up`` as (label, previous label, digest,
+    request): a follow-up, the label it goes to, and the turn before it."""
+    out: list[tuple[str, str, str, str]] = []
+    for label, rest in read_labelled(path):
+        prev, sep, request = rest.partition(" || ")
+        prev_label, colon, digest = prev.partition(": ")
+        if not sep or not colon or prev_label not in LABELS or not digest or not request.strip():
+            raise ValueError(f"{path.name}: bad follow-up line: {rest[:60]!r}")
+        out.append((label, prev_label, digest.strip(), request.strip()))
+    return out
+
+
 @dataclass
 class Record:
     """One ``@@`` record: a request, the answer body, optional summary and checks."""

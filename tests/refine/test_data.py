@@ -71,6 +71,18 @@ def test_route_example_is_what_the_route_hop_sends(tokenizer) -> None:  # noqa: 
         route_examples([{"text": "x", "label": "L9"}], profile)
 
 
+def test_a_follow_up_row_is_routed_with_its_previous_turn() -> None:
+    from macaron_local.turns.route import route_messages
+
+    profile = load_profile("tall-local")
+    row = {"text": "and bananas", "label": "L1", "previous": ["L1", "add milk to my list"]}
+    (ex,) = route_examples([row], profile, {})
+    assert ex["messages"][:-1] == route_messages(
+        profile, "and bananas", {}, ("L1", "add milk to my list")
+    )
+    assert ex["messages"][1]["content"].startswith("Previous turn: L1 — add milk to my list\n")
+
+
 def test_summary_example_is_what_the_summary_hop_sends(tokenizer) -> None:  # noqa: ANN001
     from macaron_local.turns.summary import summary_messages
 
