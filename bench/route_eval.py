@@ -41,20 +41,16 @@ def load_items(path: Path, limit: int | None) -> list[dict[str, Any]]:
 def previous_of(item: dict[str, Any]) -> tuple[str, str] | None:
     """The previous turn (label, digest) of a line's ``context``, or None.
 
-    A context is a turn ``{"label", "text" | "request" | "summary"}``, a list of such turns (the
-    last one is the previous turn), or a ``[label, digest]`` pair.
+    Set E's context is ``{"previous_label", "previous_request"}``: the digest the pipeline gives
+    the route hop is the previous turn's request (or its summary).
     """
     ctx = item.get("context")
     if not ctx:
         return None
-    if isinstance(ctx, list) and ctx and isinstance(ctx[-1], dict):
-        ctx = ctx[-1]
-    if isinstance(ctx, dict):
-        digest = ctx.get("summary") or ctx.get("request") or ctx.get("text") or ""
-        return (str(ctx["label"]), str(digest))
-    if isinstance(ctx, list) and len(ctx) == 2:
-        return (str(ctx[0]), str(ctx[1]))
-    raise ValueError(f"unreadable context in {item.get('set')}: {ctx!r:.80}")
+    try:
+        return (str(ctx["previous_label"]), str(ctx["previous_request"]))
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"unreadable context in {item.get('set')}: {ctx!r:.80}") from exc
 
 
 def route_all(profile: str, items: list[dict[str, Any]], quiet: bool) -> dict[str, Any]:
