@@ -1,6 +1,6 @@
 """Evaluate the default specialists against the base model on sets kept out of training.
 
-Run: python bench/adapters.py [--limit N] [--json OUT]
+Run: python bench/adapters.py [--limit N] [--json OUT] [--l0-only] [--l0-file GGUF] [--no-base]
 
 Measured side by side in one run, on the embedded model, with each label's profile prompt:
   router  (bench/eval/route_eval.jsonl)   accuracy per label, L0 adapter vs base weights
@@ -8,6 +8,9 @@ Measured side by side in one run, on the embedded model, with each label's profi
   L1      (bench/eval/agent_prompts.jsonl) share of answers with a ```repl block that parses
   L3      (bench/eval/genui_prompts.jsonl) share that render as expected (UI doc valid / plain text)
   summary (bench/eval/summary_turns.jsonl) share of summaries within the 192-token cap
+  chat    (the L0 lines of route_eval.jsonl) share of L0 answers that are more than a bare label
+``--l0-only`` measures only L0's figures (router, L0 summaries, chat); ``--l0-file`` serves L0
+from another file (e.g. the revision shipped before a retrain); ``--no-base`` skips the base.
 A benchmark, not a test: it prints figures and never asserts.
 """
 
@@ -114,6 +117,17 @@ def eval_genui(engine, profile, tools, data, adapter, ui_doc):  # noqa: ANN001, 
     return parses / len(data), ok / len(data)
 
 
+BARE_LABEL = re.compile(r"\s*L\d\W*\s*")
+
+
+def eval_chat(engine, profile, tools, data, adapter):  # noqa: ANN001, ANN201
+    """L0's answers to chat requests: the share that are more than a bare label (the defect of
+    a router adapter that forgot how to chat), and their mean length in words."""
+    texts = [answer(engine, profile, tools, "L0", r["text"], adapter, max_tokens=96) for r in data]
+    ok = sum(bool(t.strip()) and not BARE_LABEL.fullmatch(t) for t in texts)
+    return ok / len(texts), sum(len(t.split()) for t in texts) / len(texts)
+
+
 def eval_summary(engine, profile, tools, data, bindings):  # noqa: ANN001, ANN201
     from macaron_local.turns.summary import start_summary
 
@@ -142,6 +156,9 @@ def main() -> None:
     ap.add_argument("--route-limit", type=int, default=None, help="router items (default: all)")
     ap.add_argument("--profile", default="tall-local")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--l0-only", action="store_true", help="only L0: router, summaries, chat")
+    ap.add_argument("--l0-file", type=Path, default=None, help="serve L0 from this GGUF")
+    ap.add_argument("--no-base", action="store_true", help="skip the base-weights pass")
     args = ap.parse_args()
 
     from macaron_local.engine import Engine, EngineConfig
@@ -156,19 +173,29 @@ def main() -> None:
     ui_doc = _load(ROOT / "models" / "data" / "ui_doc.py", "ui_doc")
     engine = Engine(verified_path(profile.base.model), EngineConfig(n_ctx=4096))
     for a in manifest.adapters:
-        engine.load_adapter(a.label, manifest.adapter_path(a), base_sha256=manifest.sha256)
+        path = args.l0_file if a.label == "L0" and args.l0_file else manifest.adapter_path(a)
+        engine.load_adapter(a.label, path, base_sha256=manifest.sha256)
     have = {a.label for a in manifest.adapters}
     out: dict[str, dict] = {}
     started = time.perf_counter()
-    for who, pick in (
-        ("adapters", lambda lab: lab if lab in have else None),
-        ("base", lambda lab: None),
-    ):
+    passes = [("adapters", lambda lab: lab if lab in have else None)]
+    if not args.no_base:
+        passes.append(("base", lambda lab: None))
+    for who, pick in passes:
         res = out[who] = {}
         route_rows = rows("route_eval.jsonl", args.route_limit)
         acc, conf, ms = eval_router(engine, profile, tools, route_rows, pick("L0"))
         res["router_accuracy"], res["route_median_ms"] = acc, ms
         res["confusion"] = {f"{w}->{g}": n for (w, g), n in sorted(conf.items())}
+        chat_rows = [r for r in route_rows if r["label"] == "L0"][: args.limit or None]
+        res["chat_not_bare_label"], res["chat_mean_words"] = eval_chat(
+            engine, profile, tools, chat_rows, pick("L0")
+        )
+        if args.l0_only:
+            l0_summaries = [r for r in rows("summary_turns.jsonl", None) if r["label"] == "L0"]
+            res["summary_within_cap"] = eval_summary(engine, profile, tools, l0_summaries, pick)
+            print(f"[{who}] done at {time.perf_counter() - started:.0f}s", flush=True)
+            continue
         res["code_pass"] = eval_code(
             engine, profile, tools, rows("code_tasks.jsonl", args.limit), pick("L2"), checker
         )
@@ -189,7 +216,7 @@ def main() -> None:
 
 
 def report(out: dict, have: set[str]) -> None:
-    a, b = out["adapters"], out["base"]
+    a, b = out["adapters"], out.get("base", {})
     print(f"\nadapters present: {', '.join(sorted(have)) or 'none'}\n")
     print(f"{'figure':34} {'adapters':>9} {'base':>9} {'ratio':>8}")
     for key in (
@@ -199,12 +226,18 @@ def report(out: dict, have: set[str]) -> None:
         "genui_parses",
         "genui_right_kind",
         "summary_within_cap",
+        "chat_not_bare_label",
+        "chat_mean_words",
+        "route_median_ms",
     ):
-        ratio = f"{a[key] / b[key]:.2f}x" if b[key] else "n/a"
-        print(f"{key:34} {a[key]:9.3f} {b[key]:9.3f} {ratio:>8}")
-    print(f"{'route_median_ms':34} {a['route_median_ms']:9.1f} {b['route_median_ms']:9.1f}")
+        if key not in a:
+            continue
+        base = b.get(key)
+        ratio = f"{a[key] / base:.2f}x" if base else "n/a"
+        shown = f"{base:9.3f}" if base is not None else f"{'-':>9}"
+        print(f"{key:34} {a[key]:9.3f} {shown} {ratio:>8}")
     labels = ["L0", "L1", "L2", "L3"]
-    for who in ("adapters", "base"):
+    for who in out:
         conf = out[who]["confusion"]
         print(f"\nrouter confusion ({who}); rows = expected, columns = routed")
         print("      " + "".join(f"{g:>6}" for g in labels))
