@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from macaron_local.turns.turn import TurnEvents, TurnRequest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 FAULTS = {  # name -> Fault arguments
@@ -52,7 +54,10 @@ def _turn(rt, text: str, **kw) -> dict[str, float | str | None]:  # noqa: ANN001
             marks.setdefault("first", time.perf_counter())
 
     session = rt.new_session("bench").id
-    r = rt.run_turn(session, text, on_text=on_text, on_notice=on_notice, **kw)
+    r = rt.run_turn(
+        TurnRequest(session, text, **kw),  # type: ignore[arg-type]
+        TurnEvents(on_text=on_text, on_notice=on_notice),
+    )
     end = time.perf_counter()
     notice, first = marks.get("notice"), marks.get("first")
     return {

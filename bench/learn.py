@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from macaron_local.turns.turn import TurnRequest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -195,10 +197,12 @@ def main() -> int:
     ups = corrections = 0
     for q in train_qs:  # 30 turns, each in a fresh chat, pinned to L0 (the chat specialist)
         sid = runtime.new_session("learn bench").id
-        res = runtime.run_turn(sid, q, label="L0")  # opted in: the runtime keeps the turn
+        res = runtime.run_turn(
+            TurnRequest(sid, q, label="L0")
+        )  # opted in: the runtime keeps the turn
         from macaron_local.store import get_turn
 
-        turn = get_turn(db, res.turn)
+        turn = get_turn(db, res.id)
         if not experience.attach_checker(
             db, turn.id, {"kind": "contains", "expect": [keyword_of[q]]}
         ):

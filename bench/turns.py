@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from macaron_local.turns.turn import TurnEvents, TurnRequest
+
 SCRIPT: tuple[tuple[str, str], ...] = (  # (intended label, request)
     (
         "L0",
@@ -118,10 +120,8 @@ def run_conversation(rt: Any, answer_tokens: int | None, think_s: float) -> list
         times: list[float] = []
         started = time.perf_counter()
         result = rt.run_turn(
-            session.id,
-            text,
-            label=pin,
-            on_text=lambda _p, times=times: times.append(time.perf_counter()),
+            TurnRequest(session.id, text, label=pin),
+            TurnEvents(on_text=lambda _p, times=times: times.append(time.perf_counter())),
         )
         seen.add(result.label)
         reqs = rec.requests[r0:]
@@ -144,7 +144,7 @@ def run_conversation(rt: Any, answer_tokens: int | None, think_s: float) -> list
                 "turn": i + 1,
                 "intended": intended,
                 "label": result.label,
-                "route": result.route,
+                "route": result.route_kind,
                 "latency_s": last - started,
                 "route_s": route_s,
                 "summary_wait_s": sum(rec.summary_waits[w0:]) + queued,
@@ -158,7 +158,7 @@ def run_conversation(rt: Any, answer_tokens: int | None, think_s: float) -> list
                 "steps": len(steps),
                 "view": rec.views[v0].messages,
                 "provisional": len(
-                    get_turn(rt.db(), result.turn).meta.get("provisional_summaries", [])
+                    get_turn(rt.db(), result.id).meta.get("provisional_summaries", [])
                 ),
                 "max_tokens": answer_tokens,
             }

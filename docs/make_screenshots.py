@@ -20,6 +20,7 @@ from macaron_local.facade import HEAD  # noqa: E402
 from macaron_local.tui.app import make_app  # noqa: E402
 from macaron_local.tui.settings import Settings  # noqa: E402
 from macaron_local.tui.widgets.prompt import PromptInput  # noqa: E402
+from macaron_local.turns.turn import TurnRequest  # noqa: E402
 from tests.tui.scripted import ScriptedAssistant  # noqa: E402
 
 OUT = ROOT / "docs" / "img"
@@ -36,7 +37,7 @@ def _assistant() -> tuple[ScriptedAssistant, str]:
     s.create_session("grocery list")
     sid = s.create_session("reverse a list").id
     s._commit(sid, "how do I reverse a list in python?", CODE, "L2", "auto", HEAD)
-    s.run_turn(sid, "thanks, and in one sentence?", label="L0")
+    s.run_turn(TurnRequest(sid, "thanks, and in one sentence?", label="L0"))
     s.retry(sid)  # a second branch of the last answer
     return s, sid
 

@@ -21,7 +21,9 @@ _EXPORTS = {
     "AssistantProtocol": "macaron_local.facade",
     "TurnItem": "macaron_local.facade",
     "Runtime": "macaron_local.turns.pipeline",
-    "TurnResult": "macaron_local.turns.result",
+    "TurnRecord": "macaron_local.store.records",
+    "TurnRequest": "macaron_local.turns.turn",
+    "TurnEvents": "macaron_local.turns.turn",
 }
 
 __all__ = sorted(_EXPORTS)

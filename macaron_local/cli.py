@@ -111,11 +111,7 @@ def tui(profile: str | None) -> None:
 @click.argument("text", nargs=-1, required=True)
 @click.option("--session", "session_id", help="Continue this session (default: a new one).")
 @click.option("--profile", help="Harness profile (default: tall-local).")
-@click.option(
-    "--label",
-    type=click.Choice(["L0", "L1", "L2", "L3"]),
-    help="Pin the turn to a specialist instead of routing it.",
-)
+@click.option("--label", help="Pin the turn to a specialist (a label of the profile).")
 @click.option(
     "--remote",
     "force_remote",
@@ -132,31 +128,50 @@ def ask(
     force_remote: bool,
     as_json: bool,
 ) -> None:
-    """Answer TEXT in one turn (route, answer, then the summary before exiting)."""
+    """Answer TEXT in one turn (route, answer, then the summary before exiting).
+
+    The answer streams to stdout; the agent's tool steps, notices and the turn's badge go to
+    stderr. ``--json`` prints the whole turn record instead, its tool calls included."""
     from macaron_local.turns.pipeline import Runtime
+    from macaron_local.turns.turn import TurnEvents, TurnRequest
 
     with Runtime.open(profile) as rt:
         for warning in rt.warnings:
             click.echo(f"warning: {warning}", err=True)
-        rt.confirm = _ask_on_terminal
         session = session_id or rt.new_session(" ".join(text)[:60]).id
-        echo = None if as_json else (lambda piece: click.echo(piece, nl=False))
-        result = rt.run_turn(
-            session,
-            " ".join(text),
-            label=label,
-            on_text=echo,
-            remote=force_remote,
+        events = TurnEvents(
+            on_text=None if as_json else (lambda piece: click.echo(piece, nl=False)),
             on_notice=lambda n: click.echo(f"\nnotice: {n.message}", err=True),
+            confirm=_ask_on_terminal,
         )
+        request = TurnRequest(session, " ".join(text), label=label, remote=force_remote)
+        record = rt.run_turn(request, events)
         if as_json:
-            click.echo(result.model_dump_json())
-        else:
-            click.echo()
-            click.echo(
-                f"[{result.label} · {result.route} · {result.backend} · session {result.session}]",
-                err=True,
-            )
+            click.echo(json.dumps(record_json(record), ensure_ascii=False))
+            return
+        click.echo()
+        for call in record.tool_calls:
+            click.echo(tool_step_line(call), err=True)
+        failed = f" · {record.failed_calls} tool calls failed" if record.failed_calls else ""
+        click.echo(
+            f"[{record.label} · {record.route_kind} · {record.backend}{failed}"
+            f" · session {record.session_id}]",
+            err=True,
+        )
+
+
+def record_json(record: Any) -> dict[str, Any]:
+    """A turn record as ``ask --json`` prints it: every field, its tool calls included."""
+    out: dict[str, Any] = record.model_dump(mode="json")
+    out["tool_calls"] = [call.model_dump(mode="json") for call in record.tool_calls]
+    return out
+
+
+def tool_step_line(call: Any) -> str:
+    """``tool step 1 · error · todos.add("buy milk") -> ValueError: ...``: one line per call."""
+    code = " ".join(call.code.split())
+    result = " ".join(call.result.split())
+    return f"tool step {call.step + 1} · {call.status} · {code[:120]} -> {result[:200]}"
 
 
 def _ask_on_terminal(tool: str, args: dict) -> bool:

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from macaron_local.errors import ContractError, MacaronError, StoreError, TurnError
 from macaron_local.facade_types import (
     HEAD,
+    NO_EVENTS,
     NO_REMOTE,
-    SPECIALISTS,
     AdapterItem,
     AssistantProtocol,
     ExportFormat,
@@ -27,13 +27,15 @@ from macaron_local.facade_types import (
     FeedbackOutcome,
     ModelReport,
     OnNotice,
-    OnRoute,
-    OnText,
     ProfileItem,
     ProfileReport,
     SearchItem,
     SessionItem,
+    ToolCallRecord,
+    TurnEvents,
     TurnItem,
+    TurnRecord,
+    TurnRequest,
     badge,
     split_remote,
 )
@@ -66,20 +68,22 @@ __all__ = [  # the UI imports everything it needs from here
     "FeedbackOutcome",
     "HEAD",
     "ModelReport",
+    "NO_EVENTS",
     "NOT_KEPT",
     "NO_REMOTE",
     "OnNotice",
-    "OnRoute",
-    "OnText",
     "ProfileItem",
     "ProfileReport",
     "RefineHandle",
     "RefineOutcome",
     "RefineProgress",
-    "SPECIALISTS",
     "SearchItem",
     "SessionItem",
+    "ToolCallRecord",
+    "TurnEvents",
     "TurnItem",
+    "TurnRecord",
+    "TurnRequest",
     "badge",
     "split_remote",
 ]
@@ -165,6 +169,18 @@ class Assistant:
     @property
     def profile_name(self) -> str:
         return self._profile
+
+    def specialists(self) -> dict[str, str]:
+        """Each label of the profile with its name for people (from its adapter's role)."""
+        runtime = self._runtime
+        profile = runtime.profile if runtime is not None else self._profile_obj()
+        return {label: profile.display_name(label) for label in profile.labels}
+
+    def label_for(self, role: str) -> str | None:
+        """The profile's label for a role (``agent``, ``coding``, ``genui``...), if it has one."""
+        runtime = self._runtime
+        profile = runtime.profile if runtime is not None else self._profile_obj()
+        return profile.label_for(role)
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         self.start()
@@ -255,48 +271,27 @@ class Assistant:
         db = self._db()
         turns = branch(db, session_id)
         known = summaries(db, [t.id for t in turns])
-        return [_item(db, t, known[t.id].text if t.id in known else None) for t in turns]
+        return [self._item(t, known[t.id].text if t.id in known else None) for t in turns]
 
     # --- turns -----------------------------------------------------------------------------
 
-    def run_turn(
-        self,
-        session_id: str,
-        text: str,
-        *,
-        label: str | None = None,
-        parent_id: str | None = HEAD,
-        on_route: OnRoute | None = None,
-        on_text: OnText | None = None,
-        cancel: threading.Event | None = None,
-        remote: bool = False,
-        on_notice: OnNotice | None = None,
-        seed: int | None = None,
-    ) -> TurnItem:
-        """Run one turn, streaming through ``on_text``; TurnError (rolled back) on cancel.
+    def run_turn(self, request: TurnRequest, events: TurnEvents = NO_EVENTS) -> TurnItem:
+        """Run one turn, streaming through ``events``; TurnError (rolled back) on cancel.
 
-        ``remote`` forces the answer to the remote server (the user's ``/remote``); a remote
-        failure reruns it locally and ``on_notice`` says why (the streamed remote text is void).
-        ``seed`` overrides the profile's sampling seed (``retry`` draws a fresh one).
+        ``request.remote`` forces the answer to the remote server (the user's ``/remote``); a
+        remote failure reruns it locally and ``events.on_notice`` hears why (the streamed
+        remote text is void). ``request.seed`` overrides the profile's sampling seed.
         """
-        runtime = self._rt(cancel)
-        result = runtime.run_turn(
-            session_id,
-            text,
-            label=label,
-            parent_id=parent_id,
-            on_text=on_text,
-            cancel=cancel,
-            on_route=(lambda r: on_route(r.label, r.kind)) if on_route else None,
-            remote=remote,
-            on_notice=on_notice,
-            seed=seed,
-        )
-        from macaron_local.store import get_turn
+        record = self._rt(events.cancel).run_turn(request, events)
+        return self._item(record)
 
-        return _item(self._db(), get_turn(self._db(), result.turn), None)
+    def _item(self, record: TurnRecord, summary: str | None = None) -> TurnItem:
+        from macaron_local.store import siblings
 
-    def _head_turn(self, session_id: str):  # noqa: ANN202 - a store TurnRecord
+        sibs = [s.id for s in siblings(self._db(), record.id)]
+        return TurnItem.of(record, summary, sibs.index(record.id) + 1, len(sibs))
+
+    def _head_turn(self, session_id: str) -> TurnRecord:
         from macaron_local.store import get_session, get_turn
 
         head = get_session(self._db(), session_id).head_turn_id
@@ -305,14 +300,7 @@ class Assistant:
         return get_turn(self._db(), head)
 
     def retry(
-        self,
-        session_id: str,
-        *,
-        label: str | None = None,
-        on_route: OnRoute | None = None,
-        on_text: OnText | None = None,
-        cancel: threading.Event | None = None,
-        on_notice: OnNotice | None = None,
+        self, session_id: str, events: TurnEvents = NO_EVENTS, *, label: str | None = None
     ) -> TurnItem:
         """Answer the last request again as a new branch (the old answer is kept), with a fresh
         sampling seed (recorded in the turn's meta) so it can differ; a turn the user pinned to
@@ -323,17 +311,14 @@ class Assistant:
         last = self._head_turn(session_id)
         if label is None and last.route_kind == "manual":
             label = last.label
-        return self.run_turn(
+        request = TurnRequest(
             session_id,
             last.request,
             label=label,
             parent_id=last.parent_id,
-            on_route=on_route,
-            on_text=on_text,
-            cancel=cancel,
-            on_notice=on_notice,
             seed=secrets.randbelow(2**32),
         )
+        return self.run_turn(request, events)
 
     def switch_branch(self, session_id: str, turn_id: str, step: int) -> str | None:
         """Show the sibling ``step`` away from ``turn_id`` (-1 the previous retry or edit, +1
@@ -356,25 +341,14 @@ class Assistant:
         self,
         session_id: str,
         text: str,
+        events: TurnEvents = NO_EVENTS,
         *,
         label: str | None = None,
-        on_route: OnRoute | None = None,
-        on_text: OnText | None = None,
-        cancel: threading.Event | None = None,
-        on_notice: OnNotice | None = None,
     ) -> TurnItem:
         """Replace the last request with ``text`` as a new branch (the old one is kept)."""
         last = self._head_turn(session_id)
-        return self.run_turn(
-            session_id,
-            text,
-            label=label,
-            parent_id=last.parent_id,
-            on_route=on_route,
-            on_text=on_text,
-            cancel=cancel,
-            on_notice=on_notice,
-        )
+        request = TurnRequest(session_id, text, label=label, parent_id=last.parent_id)
+        return self.run_turn(request, events)
 
     def remote_endpoint(self) -> str | None:
         """The endpoint a ``/remote`` turn would use (None: no remote is configured)."""
@@ -413,11 +387,9 @@ class Assistant:
         session_id: str,
         action: Action,
         doc: Document,
+        events: TurnEvents = NO_EVENTS,
         *,
         turn_id: str | None = None,
-        on_route: OnRoute | None = None,
-        on_text: OnText | None = None,
-        cancel: threading.Event | None = None,
     ) -> TurnItem:
         """Send a UI submission as a new turn carrying the result of the UI's turn
         (``turn_id``, default the newest GenUI turn of the session), so it skips routing and
@@ -425,21 +397,13 @@ class Assistant:
         withheld before anything reaches a model, a stored turn, a summary or the experience log.
         """
         from macaron_local.genui.actions import turn_text
-        from macaron_local.store import get_turn
 
         if action.execution.kind != "model":
             raise ContractError("this action is not sent to the model", where="ui action")
-        runtime = self._rt(cancel)
+        runtime = self._rt(events.cancel)
         source = turn_id or self._ui_turn(session_id, runtime)
-        result = runtime.run_turn(
-            session_id,
-            turn_text(action, doc),
-            tool_result_of=source,
-            on_text=on_text,
-            cancel=cancel,
-            on_route=(lambda r: on_route(r.label, r.kind)) if on_route else None,
-        )
-        return _item(self._db(), get_turn(self._db(), result.turn), None)
+        request = TurnRequest(session_id, turn_text(action, doc), tool_result_of=source)
+        return self.run_turn(request, events)
 
     def ui_states(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]:
         """The kept state of these turns' generated UIs: ``{"values": {component id: value},
@@ -597,8 +561,9 @@ class Assistant:
         handle. Its errors (no experience yet...) arrive in ``progress().error``."""
         from macaron_local.learning import start_job
 
-        if label not in SPECIALISTS:
-            raise ContractError(f"no specialist {label!r}", hint="one of L0, L1, L2, L3")
+        labels = self._profile_obj().labels
+        if label not in labels:
+            raise ContractError(f"no specialist {label!r}", hint=f"one of {', '.join(labels)}")
         return start_job(label, profile=self._profile_obj(), db_path=self._db_path, config=config)
 
     def watch_reminders(self, on_due: Callable[[dict[str, Any]], None]) -> None:
@@ -626,29 +591,3 @@ class Assistant:
 
 def _describe(exc: MacaronError) -> str:
     return f"{exc} (hint: {exc.hint})" if exc.hint else str(exc)
-
-
-def _item(db: sqlite_utils.Database, t, summary: str | None) -> TurnItem:  # noqa: ANN001
-    from macaron_local.store import siblings
-
-    sibs = [s.id for s in siblings(db, t.id)]
-    return TurnItem(
-        id=t.id,
-        session_id=t.session_id,
-        parent_id=t.parent_id,
-        request=t.request,
-        answer=t.answer,
-        label=t.label,
-        route_kind=t.route_kind,
-        route_probs=t.route_probs,
-        adapter_revision=t.adapter_revision,
-        profile_hash=t.profile_hash,
-        timings=t.timings,
-        tokens=t.tokens,
-        summary=summary,
-        branch=sibs.index(t.id) + 1,
-        branches=len(sibs),
-        meta=dict(t.meta),
-        backend=t.backend,
-        failover_reason=t.failover_reason,
-    )

@@ -8,15 +8,18 @@ with the real implementation. Must not: import textual or the runtime at import 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from macaron_local.errors import MacaronError
 from macaron_local.learning import ExperienceStatus, RefineHandle
+from macaron_local.store.records import ToolCallRecord, TurnRecord
+from macaron_local.turns.turn import HEAD, NO_EVENTS, TurnEvents, TurnRequest
+
+__all__ = ["HEAD", "NO_EVENTS", "ToolCallRecord", "TurnEvents", "TurnRecord", "TurnRequest"]
 
 if TYPE_CHECKING:
     from macaron_local.agent.tools import ConfirmFn
@@ -26,11 +29,7 @@ if TYPE_CHECKING:
 
 ExportFormat = Literal["markdown", "json"]
 FeedbackKind = Literal["up", "down", "correction"]
-OnRoute = Callable[[str, str], None]  # (label, kind): kind is auto | sticky | manual | fallback
-OnText = Callable[[str], None]
 OnNotice = Callable[["Notice"], None]  # a remote failover (or wait) the user must be told about
-HEAD = "head"
-SPECIALISTS = {"L0": "Chat", "L1": "Agent", "L2": "Coding", "L3": "GenUI"}
 
 
 @dataclass(frozen=True)
@@ -54,32 +53,21 @@ class SearchItem:
     snippet: str
 
 
-@dataclass(frozen=True)
-class TurnItem:
-    """A committed turn with everything the chat and the inspector show.
+class TurnItem(TurnRecord):
+    """A committed turn with everything the chat and the inspector show: the store's record
+    (its tool calls included) plus ``summary`` (None until written; the chat never shows it)
+    and ``branch``, this turn's 1-based position among its siblings, of ``branches``."""
 
-    ``summary`` is the stored summary (None until written); the chat never shows it.
-    ``branch`` is this turn's 1-based position among its siblings, of ``branches``.
-    """
-
-    id: str
-    session_id: str
-    parent_id: str | None
-    request: str
-    answer: str
-    label: str
-    route_kind: str
-    route_probs: dict[str, float]
-    adapter_revision: str
-    profile_hash: str
-    timings: dict[str, float]
-    tokens: dict[str, int]
     summary: str | None = None
     branch: int = 1
     branches: int = 1
-    meta: dict[str, object] = field(default_factory=dict)
-    backend: str = "local"  # local | remote: where the answer hop ran
-    failover_reason: str | None = None  # why a turn meant for the remote ran locally
+
+    @classmethod
+    def of(
+        cls, record: TurnRecord, summary: str | None = None, branch: int = 1, branches: int = 1
+    ) -> TurnItem:
+        fields = {name: getattr(record, name) for name in TurnRecord.model_fields}
+        return cls(**fields, summary=summary, branch=branch, branches=branches)
 
 
 @dataclass(frozen=True)
@@ -146,6 +134,8 @@ class AssistantProtocol(Protocol):
     def load_error(self) -> MacaronError | None: ...
     @property
     def profile_name(self) -> str: ...
+    def specialists(self) -> dict[str, str]: ...
+    def label_for(self, role: str) -> str | None: ...
     def wait_ready(self, timeout: float | None = None) -> bool: ...
     def list_sessions(self) -> list[SessionItem]: ...
     def search(self, query: str) -> list[SearchItem]: ...
@@ -156,39 +146,17 @@ class AssistantProtocol(Protocol):
     def export_session(self, session_id: str, fmt: ExportFormat) -> str: ...
     def import_session(self, text: str) -> str: ...
     def history(self, session_id: str) -> list[TurnItem]: ...
-    def run_turn(
-        self,
-        session_id: str,
-        text: str,
-        *,
-        label: str | None = None,
-        parent_id: str | None = HEAD,
-        on_route: OnRoute | None = None,
-        on_text: OnText | None = None,
-        cancel: threading.Event | None = None,
-        remote: bool = False,
-        on_notice: OnNotice | None = None,
-    ) -> TurnItem: ...
+    def run_turn(self, request: TurnRequest, events: TurnEvents = NO_EVENTS) -> TurnItem: ...
     def retry(
-        self,
-        session_id: str,
-        *,
-        label: str | None = None,
-        on_route: OnRoute | None = None,
-        on_text: OnText | None = None,
-        cancel: threading.Event | None = None,
-        on_notice: OnNotice | None = None,
+        self, session_id: str, events: TurnEvents = NO_EVENTS, *, label: str | None = None
     ) -> TurnItem: ...
     def edit_last(
         self,
         session_id: str,
         text: str,
+        events: TurnEvents = NO_EVENTS,
         *,
         label: str | None = None,
-        on_route: OnRoute | None = None,
-        on_text: OnText | None = None,
-        cancel: threading.Event | None = None,
-        on_notice: OnNotice | None = None,
     ) -> TurnItem: ...
     def switch_branch(self, session_id: str, turn_id: str, step: int) -> str | None: ...
     def ui_states(self, turn_ids: list[str]) -> dict[str, dict[str, Any]]: ...
@@ -225,23 +193,30 @@ class AssistantProtocol(Protocol):
         session_id: str,
         action: Action,
         doc: Document,
+        events: TurnEvents = NO_EVENTS,
         *,
         turn_id: str | None = None,
-        on_route: OnRoute | None = None,
-        on_text: OnText | None = None,
-        cancel: threading.Event | None = None,
     ) -> TurnItem: ...
     def watch_reminders(self, on_due: Callable[[dict[str, Any]], None]) -> None: ...
     def close(self, *, finish_summaries: bool = True) -> None: ...
 
 
 def badge(
-    label: str, route_kind: str, backend: str = "local", failover_reason: str | None = None
+    label: str,
+    route_kind: str,
+    backend: str = "local",
+    failover_reason: str | None = None,
+    *,
+    name: str = "",
+    failed_calls: int = 0,
 ) -> str:
-    """``L2 Coding · routed``: the specialist and how it was chosen; `` · remote`` for a
-    remote answer, `` · local (remote failed: timeout)`` after a failover."""
+    """``L2 Coding · routed``: the specialist (``name`` from the profile's roles) and how it
+    was chosen; `` · remote`` for a remote answer, `` · local (remote failed: timeout)``
+    after a failover, `` · 2 tool calls failed`` when the agent's calls did."""
     how = {"auto": "routed", "manual": "pinned"}.get(route_kind, route_kind)
-    text = f"{label} {SPECIALISTS.get(label, label)} · {how}"
+    text = f"{label} {name} · {how}" if name else f"{label} · {how}"
+    if failed_calls:
+        text += f" · {failed_calls} tool call{'s' if failed_calls > 1 else ''} failed"
     if backend == "remote":
         return text + " · remote"
     if failover_reason:

@@ -1,20 +1,21 @@
 """Slash commands: their table (for /help and the palette) and parsing.
 
 Owns only the words; the chat screen carries them out. ``/chat``, ``/agent``, ``/code`` and
-``/ui`` pin a turn to a specialist: with text, that one turn; alone, every turn until ``/auto``.
+``/ui`` pin a turn to the profile's specialist with that role (chat, agent, coding, genui):
+with text, that one turn; alone, every turn until ``/auto``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-PINS = {"chat": "L0", "agent": "L1", "code": "L2", "ui": "L3"}
+PINS = {"chat": "chat", "agent": "agent", "code": "coding", "ui": "genui"}  # command -> role
 
 COMMANDS: dict[str, str] = {
-    "chat": "pin to L0 Chat (with text: this turn; alone: until /auto)",
-    "agent": "pin to L1 Agent",
-    "code": "pin to L2 Coding",
-    "ui": "pin to L3 GenUI",
+    "chat": "pin to the Chat specialist (with text: this turn; alone: until /auto)",
+    "agent": "pin to the Agent specialist",
+    "code": "pin to the Coding specialist",
+    "ui": "pin to the GenUI specialist",
     "auto": "let the router choose again",
     "remote": "send this turn to the remote server <text> (alone: where it is)",
     "new": "start a new session [title]",

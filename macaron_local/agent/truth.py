@@ -39,9 +39,12 @@ ADMITS = re.compile(
 
 
 class Call(Protocol):
-    code: str
-    result: str
-    status: str
+    @property
+    def code(self) -> str: ...
+    @property
+    def result(self) -> str: ...
+    @property
+    def status(self) -> str: ...
 
 
 def truthful(answer: str, calls: Sequence[Call]) -> tuple[str, str | None]:

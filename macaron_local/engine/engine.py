@@ -11,6 +11,7 @@ Must not: know about turns, profiles or the store (hops call it with prompts).
 
 from __future__ import annotations
 
+import codecs
 import logging
 import os
 import threading
@@ -19,8 +20,10 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import numpy as np
+import numpy.typing as npt
 
 from macaron_local.engine import _lcpp, prefix_cache
 from macaron_local.engine.gguf_model import ModelInfo, inspect_model
@@ -41,7 +44,17 @@ from macaron_local.errors import (
     UnknownAdapterError,
 )
 
-__all__ = ["BACKGROUND", "INTERACTIVE", "Engine", "EngineConfig"]
+if TYPE_CHECKING:
+    from macaron_local.engine._lcpp import Adapter, Context, Model, Sampler
+
+__all__ = [
+    "BACKGROUND",
+    "INTERACTIVE",
+    "AdapterOptions",
+    "Engine",
+    "EngineConfig",
+    "RequestOptions",
+]
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +96,30 @@ class EngineConfig:
         )
 
 
+class AdapterOptions(TypedDict, total=False):
+    """The keyword options of :meth:`Engine.load_adapter` that :meth:`Engine.load_adapters`
+    passes on to each adapter."""
+
+    scale: float
+    base_sha256: str | None
+
+
+class RequestOptions(TypedDict, total=False):
+    """The keyword options of :meth:`Engine.generate`, as :meth:`Engine.complete` takes them."""
+
+    adapter: str | None
+    slot: str | None
+    max_tokens: int
+    sampling: Sampling
+    stop: Sequence[str]
+    grammar: str | None
+    priority: int
+    capture_logits: bool
+    on_token: Callable[[int], None] | None
+    ban_first: Sequence[int]
+    cancel: threading.Event | None
+
+
 class Engine:
     """Owner of llama.cpp. Thread-safe: every call is executed on the engine's worker thread."""
 
@@ -98,9 +135,10 @@ class Engine:
         self._grammars_ok: set[str] = set()  # grammars llama.cpp accepted (under _text_lock)
         self.info: ModelInfo = inspect_model(model_path)
         self.base_sha256 = base_sha256
-        self._adapters: dict[str, tuple[AdapterInfo, object]] = {}
+        self._adapters: dict[str, tuple[AdapterInfo, Adapter]] = {}
         self.adapter_errors: dict[str, Exception] = {}
-        self._active: object = None
+        self._active: Adapter | None = None
+        self._open = False  # True from a successful load until close()
         self._worker = Worker()
         try:
             self._worker.call(self._load)
@@ -112,15 +150,17 @@ class Engine:
 
     def _load(self) -> None:
         path = str(self.info.path)
-        self._model = _lcpp.load_model(path, n_gpu_layers=self.config.n_gpu_layers)
-        if not self._model:
+        model = _lcpp.load_model(path, n_gpu_layers=self.config.n_gpu_layers)
+        if not model:
             raise ModelLoadError(f"llama.cpp could not load {self.info.path.name}", path=path)
-        self._ctx = _lcpp.new_context(self._model, self.config.context_params())
-        if not self._ctx:
-            _lcpp.free_model(self._model)
+        ctx = _lcpp.new_context(model, self.config.context_params())
+        if not ctx:
+            _lcpp.free_model(model)
             raise ModelLoadError(
                 f"llama.cpp could not create a context of {self.config.n_ctx} tokens", path=path
             )
+        self._model: Model = model
+        self._ctx: Context = ctx
         self.vocab = Vocab(self._model, self.info.chat_template)
         self.n_ctx = _lcpp.context_size(self._ctx)
         self._batch = _lcpp.Batch(self.config.n_batch)
@@ -130,10 +170,11 @@ class Engine:
             clear=lambda: _lcpp.seq_remove(self._ctx, SEQ, 0, -1),
             budget_bytes=self.config.snapshot_mb << 20,
         )
+        self._open = True
 
     def close(self) -> None:
         """Free everything (idempotent)."""
-        if getattr(self, "_ctx", None) is None:
+        if not self._open:
             self._worker.close()
             return
 
@@ -142,7 +183,7 @@ class Engine:
                 self._batch.free()
                 _lcpp.free_context(self._ctx)
                 _lcpp.free_model(self._model)  # also frees the adapters (and the vocabulary)
-                self._ctx = None
+                self._open = False
 
         self._worker.close(final=free)
 
@@ -188,18 +229,17 @@ class Engine:
 
         return self._worker.call(attach)
 
-    def load_adapters(self, paths: dict[str, Path], **kw: object) -> dict[str, Exception]:
+    def load_adapters(
+        self, paths: dict[str, Path], **kw: Unpack[AdapterOptions]
+    ) -> dict[str, Exception]:
         """Load several adapters; a bad one is reported in the result and the rest still load."""
         for name, p in paths.items():
             try:
-                self.load_adapter(name, p, **kw)  # type: ignore[arg-type]
+                self.load_adapter(name, p, **kw)
             except (AdapterFormatError, AdapterMismatchError) as exc:
                 exc.name = name
                 self.adapter_errors[name] = exc
         return dict(self.adapter_errors)
-
-    def unload_adapter(self, name: str) -> None:
-        self._worker.call(lambda: self._drop_adapter(self._require(name) and name))
 
     def _drop_adapter(self, name: str) -> None:
         _, handle = self._adapters.pop(name)
@@ -209,7 +249,7 @@ class Engine:
             self._active = None
         _lcpp.free_adapter(handle)
 
-    def _require(self, name: str | None) -> object:
+    def _require(self, name: str | None) -> Adapter | None:
         if name is None:
             return None
         if name not in self._adapters:
@@ -238,7 +278,7 @@ class Engine:
     @contextmanager
     def _text(self) -> Iterator[Vocab]:
         with self._text_lock:
-            if getattr(self, "_ctx", None) is None:
+            if not self._open:
                 raise EngineError("the engine is closed")
             yield self.vocab
 
@@ -283,11 +323,13 @@ class Engine:
         capture_logits: bool = False,
         on_token: Callable[[int], None] | None = None,
         ban_first: Sequence[int] = (),
-    ) -> Stream:
+        cancel: threading.Event | None = None,
+    ) -> Stream[Completion]:
         """Start a request; the returned :class:`Stream` yields text and ends with a Completion.
 
         ``slot`` names the KV slot (default: the adapter's own) whose prefix is reused;
-        ``ban_first`` lists tokens the answer may not start with. Raises
+        ``ban_first`` lists tokens the answer may not start with; ``cancel`` set ends the
+        request at its next step, as ``Stream.cancel()`` does. Raises
         before anything runs if the adapter is unknown, the grammar invalid, or the prompt plus
         ``max_tokens`` does not fit the context.
         """
@@ -318,11 +360,21 @@ class Engine:
             priority,
             tuple(ban_first),
         )
-        return self._worker.submit(lambda stream: self._run(req, stream), priority)
 
-    def complete(self, prompt: str | Sequence[int], **kw: object) -> Completion:
+        def job(stream: Stream[Completion]) -> Job[Completion]:
+            stream.cancel_on(cancel)
+            return self._run(req, stream)
+
+        return self._worker.submit(job, priority)
+
+    def chat_tokens(self, messages: Sequence[dict[str, str]]) -> list[int]:
+        """The prompt tokens of a chat: rendered with the model's template, tokenized once."""
+        with self._text() as vocab:
+            return vocab.tokenize(vocab.render_chat(messages, add_generation_prompt=True))
+
+    def complete(self, prompt: str | Sequence[int], **kw: Unpack[RequestOptions]) -> Completion:
         """Run a request to the end and return its :class:`Completion`."""
-        return self.generate(prompt, **kw).result()  # type: ignore[arg-type]
+        return self.generate(prompt, **kw).result()
 
     def prefill(
         self,
@@ -331,7 +383,7 @@ class Engine:
         adapter: str | None = None,
         slot: str,
         cache_dir: Path | None = None,
-    ) -> Stream | None:
+    ) -> Stream[Completion] | None:
         """Get ``slot`` holding ``prompt`` under ``adapter`` before anyone asks for it.
 
         With ``cache_dir``, a prefix saved there by an earlier start is restored (a few ms) and
@@ -387,7 +439,9 @@ class Engine:
         slot.tokens[:] = saved[0]
         return True
 
-    def _save_prefix(self, path: Path, key: str, adapter: str | None, tokens: list[int]) -> Job:
+    def _save_prefix(
+        self, path: Path, key: str, adapter: str | None, tokens: list[int]
+    ) -> Job[None]:
         slot = self._slots.get(key, adapter)
         if slot.tokens[: len(tokens)] == tokens:  # not when the read was cancelled
             self._slots.enter(slot)
@@ -400,10 +454,10 @@ class Engine:
 
     def eval_logits(
         self, tokens: Sequence[int], *, adapter: str | None = None, all_positions: bool = False
-    ) -> np.ndarray:
+    ) -> npt.NDArray[np.float32]:
         """Logits for ``tokens`` from scratch (no cache): the last row, or every row."""
 
-        def run() -> np.ndarray:
+        def run() -> npt.NDArray[np.float32]:
             self._activate(adapter)
             slot = self._slots.get("__scratch__", adapter)
             self._slots.enter(slot)
@@ -442,7 +496,7 @@ class Engine:
 
     # --- the token loop (worker thread) -----------------------------------------------------
 
-    def _run(self, req: _Request, stream: Stream) -> Job:
+    def _run(self, req: _Request, stream: Stream[Completion]) -> Job[Completion]:
         started = time.perf_counter()
         out = Completion(n_prompt=len(req.tokens), queue_s=started - stream.submitted)
         self._activate(req.adapter)
@@ -462,8 +516,8 @@ class Engine:
         return out
 
     def _loop(
-        self, req: _Request, stream: Stream, slot: Slot, chain: object, out: Completion
-    ) -> Job:
+        self, req: _Request, stream: Stream[Completion], slot: Slot, chain: Sampler, out: Completion
+    ) -> Job[None]:
         text = _StopText(req.stop, self.vocab.decoder())
         context = list(req.tokens)
         while True:
@@ -505,7 +559,7 @@ class Engine:
             raise CancelledError("the request was cancelled")
         return None
 
-    def _sampler(self, req: _Request) -> object:
+    def _sampler(self, req: _Request) -> Sampler:
         grammar = None
         if req.grammar is not None:
             grammar = _lcpp.grammar_sampler(self.vocab.raw, req.grammar)
@@ -592,7 +646,7 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 class _StopText:
     """Accumulates decoded text, holding back what could still become a stop string."""
 
-    def __init__(self, stops: Sequence[str], decoder) -> None:  # noqa: ANN001
+    def __init__(self, stops: Sequence[str], decoder: codecs.IncrementalDecoder) -> None:
         self.stops = [s for s in stops if s]
         self.decoder = decoder
         self.text = ""

@@ -16,17 +16,20 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 from macaron_local.errors import CancelledError, EngineError
 
 INTERACTIVE = 0
 BACKGROUND = 10
 
-Job = Generator[None, None, Any]
+T = TypeVar("T")
+
+# A job is a generator the worker steps through; it returns the request's result at its end.
+Job = Generator[None, None, T]
 
 
-class Stream:
+class Stream(Generic[T]):
     """Text pieces of one request as they are produced; ``result()`` gives the whole outcome.
 
     Iterating yields ``str`` pieces and ends when the request ends; an engine error is raised
@@ -34,10 +37,11 @@ class Stream:
     """
 
     def __init__(self) -> None:
-        self._events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._events: queue.Queue[tuple[str, str]] = queue.Queue()
         self._cancel = threading.Event()
+        self._caller_cancel: threading.Event | None = None  # the caller's own, when it has one
         self._done = threading.Event()
-        self._result: Any = None
+        self._result: T | None = None
         self._error: BaseException | None = None
         self.submitted = time.perf_counter()
 
@@ -45,15 +49,20 @@ class Stream:
     def _put_text(self, text: str) -> None:
         self._events.put(("text", text))
 
-    def _finish(self, result: Any = None, error: BaseException | None = None) -> None:
+    def _finish(self, result: T | None = None, error: BaseException | None = None) -> None:
         self._result, self._error = result, error
         self._done.set()
-        self._events.put(("done", None))
+        self._events.put(("done", ""))
 
     # consumer side
     @property
     def cancelled(self) -> bool:
-        return self._cancel.is_set()
+        caller = self._caller_cancel
+        return self._cancel.is_set() or (caller is not None and caller.is_set())
+
+    def cancel_on(self, event: threading.Event | None) -> None:
+        """Also end when the caller's ``event`` is set (checked where ``cancel()`` is)."""
+        self._caller_cancel = event
 
     @property
     def done(self) -> bool:
@@ -67,20 +76,20 @@ class Stream:
         while True:
             kind, value = self._events.get()
             if kind == "done":
-                self._events.put(("done", None))  # let a second iteration end too
+                self._events.put(("done", ""))  # let a second iteration end too
                 if self._error is not None:
                     raise self._error
                 return
             yield value
 
-    def result(self, timeout: float | None = None) -> Any:
+    def result(self, timeout: float | None = None) -> T:
         if not self._done.wait(timeout):
             raise TimeoutError("the engine did not finish the request in time")
         if self._error is not None:
             raise self._error
-        return self._result
+        return cast(T, self._result)  # _finish() set it, and no error: the job's own value
 
-    def __enter__(self) -> Stream:
+    def __enter__(self) -> Stream[T]:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -92,7 +101,8 @@ class Worker:
     """A single thread that owns llama.cpp and runs generator jobs by priority."""
 
     def __init__(self, name: str = "macaron-engine") -> None:
-        self._heap: list[tuple[int, int, Job, Stream]] = []
+        # jobs of every kind share one queue, so their results are of any type
+        self._heap: list[tuple[int, int, Job[Any], Stream[Any]]] = []
         self._count = itertools.count()
         self._cv = threading.Condition()
         self._closed = False
@@ -104,8 +114,10 @@ class Worker:
     def thread(self) -> threading.Thread:
         return self._thread
 
-    def submit(self, make_job: Callable[[Stream], Job], priority: int = INTERACTIVE) -> Stream:
-        stream = Stream()
+    def submit(
+        self, make_job: Callable[[Stream[T]], Job[T]], priority: int = INTERACTIVE
+    ) -> Stream[T]:
+        stream: Stream[T] = Stream()
         job = make_job(stream)
         with self._cv:
             if self._closed:
@@ -114,12 +126,12 @@ class Worker:
             self._cv.notify()
         return stream
 
-    def call(self, fn: Callable[[], Any], priority: int = INTERACTIVE) -> Any:
+    def call(self, fn: Callable[[], T], priority: int = INTERACTIVE) -> T:
         """Run ``fn`` on the worker thread and return its result (or raise its error)."""
         if threading.current_thread() is self._thread:
             return fn()
 
-        def job(_: Stream) -> Job:
+        def job(_: Stream[T]) -> Job[T]:
             return fn()
             yield  # pragma: no cover - makes this a generator
 
@@ -146,7 +158,7 @@ class Worker:
         if self._final is not None:
             self._final()
 
-    def _step(self, priority: int, order: int, job: Job, stream: Stream) -> None:
+    def _step(self, priority: int, order: int, job: Job[Any], stream: Stream[Any]) -> None:
         try:
             while True:
                 next(job)

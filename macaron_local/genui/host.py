@@ -4,7 +4,7 @@ tool results routed back to L3.
 Owns :class:`RuntimeHost`, the :class:`~macaron_local.genui.actions.ActionHost` over a real
 :class:`~macaron_local.turns.pipeline.Runtime`. Tool calls go through the L1 agent's
 :class:`~macaron_local.agent.tools.ToolGate` (its allowlist and confirmation rules apply);
-a ``send`` becomes ``run_turn(..., tool_result_of=<the UI's turn>)`` so it skips routing and
+a ``send`` becomes a turn with ``tool_result_of=<the UI's turn>`` so it skips routing and
 returns to the specialist that drew the UI. It must not build turn text (``actions.py`` does,
 and that is where NoAI is enforced).
 """
@@ -67,4 +67,7 @@ class RuntimeHost:
         return self._gate().call(name, kwargs=kwargs)
 
     def send_turn(self, text: str) -> Any:
-        return self.runtime.run_turn(self.session_id, text, tool_result_of=self.turn_id)
+        from macaron_local.turns.turn import TurnRequest
+
+        request = TurnRequest(self.session_id, text, tool_result_of=self.turn_id)
+        return self.runtime.run_turn(request)

@@ -1,11 +1,13 @@
-"""The hybrid hook of the answer hop: which backend answers a turn, and failover to local.
+"""The remote backend of the answer step: whether a turn goes remote, and the remote answer.
 
-Owns the plan of one turn (the local view, whether the turn is heavy, the view sent remote),
-the remote attempt (client, health gate, key, conversation id, model name per label) and what
-happens when it fails: the user gets a :class:`Notice`, any partial remote text is discarded,
-and the pipeline reruns the answer locally. Route and summary always stay local.
-Must not: commit anything, keep the API key anywhere but in memory, or let a remote failure
-escape as an error (a failure is an :class:`Attempt` with a reason; only cancel raises).
+Owns the plan of one turn (a pure decision: is it heavy, does the remote need a longer view
+than the local one), the remote attempt (client, health gate, key, conversation id, model name
+per label) and what happens when it fails: the user gets a :class:`Notice`, any partial remote
+text is discarded, and the pipeline answers locally. The pipeline builds every view and calls
+this only for the plan and, for a heavy turn, the remote answer. Route and summary stay local.
+Must not: build views, commit anything, keep the API key anywhere but in memory, or let a
+remote failure escape as an error (a failure is an :class:`Attempt` with a reason; only
+cancel raises).
 """
 
 from __future__ import annotations
@@ -21,13 +23,11 @@ from typing import Any
 from pydantic import SecretStr
 
 from macaron_local import secrets
-from macaron_local.errors import ContextOverflowError, MacaronError
 from macaron_local.hcp import Profile
 from macaron_local.hcp.schema import DEFAULT_URL_ENV
 from macaron_local.remote.client import ChatRequest, RemoteClient, RemoteCompletion, RemoteFailure
 from macaron_local.remote.health import Health
 from macaron_local.remote.policy import Heavy, expected_answer_tokens, heavy_reason
-from macaron_local.turns.views import View
 
 REMOTE_CTX = 131_072  # the remote view is built for a large context: nothing gets compacted
 MAX_REMOTE_TOKENS = 16_384
@@ -51,22 +51,18 @@ OnNotice = Callable[[Notice], None]
 
 @dataclass(frozen=True)
 class Plan:
-    """How a turn will be answered. ``remote`` is None for a local turn."""
+    """How a turn will be answered: ``heavy`` None means locally. ``long_view``: the local
+    view was compacted or does not fit, so the remote gets one built for ``REMOTE_CTX``."""
 
     label: str
-    local: View | None  # None: the view does not fit the local context
-    local_error: MacaronError | None
+    fits_locally: bool
     heavy: Heavy | None = None
-    remote: View | None = None
+    long_view: bool = False
     notice: str | None = None
 
-    def local_view(self) -> View:
-        """The local view, or the error that says why there is none."""
-        if self.local is None:
-            raise self.local_error or ContextOverflowError(
-                "the view does not fit the local context", n_tokens=0, limit=0
-            )
-        return self.local
+    @property
+    def remote(self) -> bool:
+        return self.heavy is not None
 
 
 @dataclass(frozen=True)
@@ -130,27 +126,22 @@ class RemoteHook:
         self,
         label: str,
         text: str,
-        build_view: Callable[[int | None], View],
         *,
+        fits_locally: bool,
+        compacted: bool,
         forced: bool = False,
         adapter_loaded: bool = True,
         uses_tools: bool = False,
     ) -> Plan:
-        """Build the local view and decide whether the turn is heavy (and its remote view).
+        """Decide whether the turn is heavy (pure: nothing is built or sent).
 
         ``adapter_loaded`` False means the label is served by the base weights; that counts as
         "local model missing" when the profile asked for an adapter (revision not "none").
         """
-        try:
-            local, error = build_view(None), None
-        except ContextOverflowError as exc:
-            local, error = None, exc
         if not (self.profile.remote.enabled or forced) or uses_tools:
-            if local is None:
-                raise error  # type: ignore[misc]
             note = "the agent's tool loop runs locally; this turn stays local" if forced else None
-            return Plan(label, local, None, notice=note if uses_tools else None)
-        too_long = local is None or local.compacted > 0
+            return Plan(label, fits_locally, notice=note if uses_tools else None)
+        too_long = not fits_locally or compacted
         heavy = heavy_reason(
             self.profile.remote.heavy,
             label=label,
@@ -159,30 +150,23 @@ class RemoteHook:
             local_missing=not adapter_loaded and self.profile.adapters[label].revision != "none",
             view_too_long=too_long,
         )
-        if heavy is None:
-            if local is None:
-                raise error  # type: ignore[misc]
-            return Plan(label, local, None)
-        remote = build_view(REMOTE_CTX) if too_long else local
-        return Plan(label, local, error, heavy, remote)
+        return Plan(label, fits_locally, heavy, long_view=heavy is not None and too_long)
 
     # --- answer -------------------------------------------------------------------------
 
-    def answer(
+    def answer_remote(
         self,
         plan: Plan,
+        messages: list[dict[str, str]],
         session_id: str,
         *,
         on_text: Callable[[str], None] | None = None,
         on_notice: OnNotice | None = None,
         cancel: threading.Event | None = None,
     ) -> Attempt:
-        """Try the remote for a heavy turn; an Attempt without ``done`` means: answer locally."""
+        """Answer a heavy turn remotely; an Attempt without ``done`` means: answer locally."""
         tell = on_notice or (lambda _n: None)
-        if plan.notice:
-            tell(Notice("local", plan.notice))
-        if plan.remote is None or plan.heavy is None:
-            return Attempt()
+        assert plan.heavy is not None, "answer_remote is for heavy turns"
         endpoint = self.endpoint(forced=plan.heavy.code == "forced")
         if endpoint is None:
             why = f"no remote endpoint is set (profile [remote] endpoint or ${DEFAULT_URL_ENV})"
@@ -210,7 +194,10 @@ class RemoteHook:
 
         try:
             done = client.chat(
-                self._request(plan, session_id), on_text=relay, on_wait=waiting, cancel=cancel
+                self._request(plan, messages, session_id),
+                on_text=relay,
+                on_wait=waiting,
+                cancel=cancel,
             )
         except RemoteFailure as exc:
             health.failed(exc.reason, exc.retry_after)
@@ -218,16 +205,16 @@ class RemoteHook:
         health.succeeded()
         return Attempt(done=done, heavy=plan.heavy)
 
-    def _request(self, plan: Plan, session_id: str) -> ChatRequest:
+    def _request(self, plan: Plan, messages: list[dict[str, str]], session_id: str) -> ChatRequest:
         s = self.profile.sampling_for(plan.label)
         max_tokens = s.max_tokens or 512
         if plan.heavy is not None and plan.heavy.code == "long_answer":
-            expected = expected_answer_tokens(plan.remote.messages[-1]["content"])  # type: ignore[union-attr]
+            expected = expected_answer_tokens(messages[-1]["content"])
             max_tokens = min(MAX_REMOTE_TOKENS, max(max_tokens, int(expected * 1.25)))
         fields = {"temperature": s.temperature, "top_p": s.top_p, "top_k": s.top_k}
         fields |= {"min_p": s.min_p, "seed": s.seed}
         return ChatRequest(
-            messages=plan.remote.messages,  # type: ignore[union-attr]
+            messages=messages,
             model=self.model_for(plan.label),
             max_tokens=max_tokens,
             sampling={k: v for k, v in fields.items() if v is not None},
@@ -277,34 +264,6 @@ class RemoteHook:
             return "no_endpoint"
         return client.probe(self.profile.remote.connect_timeout_s)
 
-    # --- summary ------------------------------------------------------------------------
-
-    def for_summary(
-        self, record: Any, view: View, attempt: Attempt, plan: Plan, engine: Any
-    ) -> tuple[Any, View]:
-        """The record and view the (always local) summary hop reads; unchanged for local turns.
-
-        After a remote answer, the view or the answer may not fit the local context: the
-        request and the answer are clipped (marked with "[…]") so the local summary fits.
-        """
-        if attempt.done is None:
-            return record, view
-        tokenize, detokenize = engine.tokenize, engine.detokenize
-        room = engine.n_ctx - self.profile.summary.max_tokens - 64
-        source = plan.local or plan.remote
-        assert source is not None
-        msgs = (
-            list(source.messages)
-            if plan.local is not None
-            else [source.messages[0], source.messages[-1]]
-        )
-        last = dict(msgs[-1])
-        last["content"] = _clip(last["content"], room // 4, tokenize, detokenize)
-        msgs[-1] = last
-        answer = _clip(record.answer, room // 2, tokenize, detokenize)
-        view = View(plan.label, msgs, (), (), 0)
-        return record.model_copy(update={"answer": answer}), view
-
     def close(self) -> None:
         with self._lock:
             if self._client is not None:
@@ -315,18 +274,6 @@ class RemoteHook:
 def _local(plan: Plan, reason: str, detail: str, tell: OnNotice, *, discarded: int = 0) -> Attempt:
     """Fail over: tell the user, and answer locally (the partial remote text is not kept)."""
     dropped = f"; {discarded} characters of its partial answer were discarded" if discarded else ""
-    where = "answering locally" if plan.local is not None else "the local model cannot take it"
+    where = "answering locally" if plan.fits_locally else "the local model cannot take it"
     tell(Notice("failover", f"remote failed: {detail}{dropped}; {where}", reason, discarded))
     return Attempt(heavy=plan.heavy, failover=reason, detail=detail)
-
-
-def _clip(
-    text: str,
-    limit: int,
-    tokenize: Callable[[str], list[int]],
-    detokenize: Callable[[list[int]], str],
-) -> str:
-    tokens = tokenize(text)
-    if len(tokens) <= max(1, limit):
-        return text
-    return detokenize(tokens[: max(1, limit - 4)]) + " […]"

@@ -13,15 +13,19 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from macaron_local.engine import Sampling, Stream
 from macaron_local.errors import ContextOverflowError, TurnError
 from macaron_local.serve.conversations import Conversations, session_exists
 from macaron_local.serve.metered import Tally
 from macaron_local.store import get_session
+from macaron_local.turns.answer import answer, room, sampling
 from macaron_local.turns.pipeline import Runtime
 from macaron_local.turns.route import RouteResult
+from macaron_local.turns.turn import TurnEvents, TurnRequest
+
+if TYPE_CHECKING:
+    from macaron_local.agent.tools import ConfirmFn
 
 Emit = Callable[[str, Any], None]  # ("route", RouteInfo) | ("text", str) | ("notice", Notice)
 
@@ -69,8 +73,10 @@ def conversation_turn(
     label: str | None,
     emit: Emit,
     cancel: threading.Event,
+    confirm: ConfirmFn | None = None,
 ) -> Outcome:
-    """One stored turn of ``conversation``; its turns run one at a time."""
+    """One stored turn of ``conversation``; its turns run one at a time. ``confirm`` answers
+    for the turn's side-effecting tool calls (None: declined, nobody is there to ask)."""
     with conversations.turn_lock(conversation), _meter(rt) as tally:
         if cancel.is_set():
             raise TurnError("the client went away before the turn started; nothing was saved")
@@ -85,26 +91,31 @@ def conversation_turn(
             routed.append(RouteInfo.of(rt, decision))
             emit("route", routed[-1])
 
-        result = rt.run_turn(
-            session,
-            request,
-            label=label,
+        events = TurnEvents(
             on_route=on_route,
             on_text=lambda piece: emit("text", piece),
-            cancel=cancel,
             on_notice=lambda notice: emit("notice", notice),
+            confirm=confirm or _declined,
+            cancel=cancel,
         )
+        result = rt.run_turn(TurnRequest(session, request, label=label), events)
     finish = "length" if result.meta.get("finish") == "length" else "stop"
     return Outcome(
         result.answer,
         finish,
         routed[-1],
         tally,
-        result.session,
-        result.turn,
+        result.session_id,
+        result.id,
         result.backend,
         result.failover_reason,
     )
+
+
+def _declined(tool: str, args: dict[str, Any]) -> bool:
+    """A server turn has nobody to ask: a side-effecting call is declined (never the app's
+    dialog, which may be open on the same runtime in another process' terminal)."""
+    return False
 
 
 def stateless_turn(
@@ -122,29 +133,28 @@ def stateless_turn(
         info = RouteInfo.of(rt, decision)
         emit("route", info)
         binding = rt.bindings[decision.label]
-        prompt = rt.engine.render_chat(answer_messages(rt, decision.label, messages))
+        tokens = rt.engine.chat_tokens(answer_messages(rt, decision.label, messages))
         s = rt.profile.sampling_for(decision.label)
-        room = rt.engine.n_ctx - rt.engine.count_tokens(prompt)
-        if room < 16:
+        try:
+            budget = room(rt.engine, len(tokens), s.max_tokens)
+        except ContextOverflowError as exc:
             raise ContextOverflowError(
-                f"the messages need {rt.engine.n_ctx - room} tokens; the context holds "
-                f"{rt.engine.n_ctx} with room for the answer",
-                n_tokens=rt.engine.n_ctx - room,
-                limit=rt.engine.n_ctx,
+                str(exc),
+                n_tokens=exc.n_tokens,
+                limit=exc.limit,
                 hint="send fewer messages, or use X-Conversation-Id (the server keeps the history "
                 "and summarizes it)",
-            )
-        stream = rt.engine.generate(
-            prompt,
+            ) from exc
+        done = answer(
+            rt.engine,
+            tokens,
             adapter=binding.adapter,
             slot=f"api:{decision.label}",
-            max_tokens=min(s.max_tokens or 512, room),
-            sampling=to_sampling(s),
+            max_tokens=budget,
+            sampling=sampling(s),
+            on_text=lambda piece: emit("text", piece),
+            cancel=cancel,
         )
-        with _forward_cancel(cancel, stream):
-            for piece in stream:
-                emit("text", piece)
-            done = stream.result()
     finish = "length" if done.finish_reason == "length" else "stop"
     return Outcome(done.text.strip(), finish, info, tally)
 
@@ -159,17 +169,6 @@ def answer_messages(
     return [{"role": "system", "content": system}, *chat]
 
 
-def to_sampling(s: Any) -> Sampling:
-    """An HCP ``SamplingParams`` (fields may be unset) -> the engine's Sampling."""
-    base = Sampling()
-    values = {
-        name: getattr(s, name)
-        for name in ("temperature", "top_k", "top_p", "min_p", "repeat_penalty", "seed")
-        if getattr(s, name, None) is not None
-    }
-    return Sampling(**{**base.__dict__, **values})
-
-
 @contextmanager
 def _meter(rt: Runtime) -> Iterator[Tally]:
     meter = getattr(rt.engine, "meter", None)
@@ -178,21 +177,3 @@ def _meter(rt: Runtime) -> Iterator[Tally]:
         return
     with meter() as tally:
         yield tally
-
-
-@contextmanager
-def _forward_cancel(cancel: threading.Event, stream: Stream) -> Iterator[None]:
-    """Cancel ``stream`` as soon as ``cancel`` is set (also while it waits for the engine)."""
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.is_set():
-            if cancel.wait(0.05):
-                stream.cancel()
-                return
-
-    threading.Thread(target=watch, daemon=True, name="serve-cancel").start()
-    try:
-        yield
-    finally:
-        done.set()

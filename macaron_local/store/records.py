@@ -33,6 +33,24 @@ class SessionRecord(_Frozen):
     deleted_at: datetime | None
 
 
+class NewToolCall(_Frozen):
+    """One finished tool call made while answering a turn (``step`` orders them, from 0)."""
+
+    step: int = Field(ge=0)
+    label: str
+    code: str
+    result: str
+    status: str = Field(min_length=1)
+
+
+class ToolCallRecord(NewToolCall):
+    """A committed tool call."""
+
+    id: str
+    turn_id: str
+    created_at: datetime
+
+
 class NewTurn(_Frozen):
     """A finished turn, as the pipeline hands it to ``commit_turn``.
 
@@ -58,30 +76,21 @@ class NewTurn(_Frozen):
 
 
 class TurnRecord(NewTurn):
-    """A committed turn. ``parent_id`` is the previous turn on its branch (None: the first)."""
+    """A committed turn: the one shape a turn has from the store through the runtime and the
+    facade to the UI, the CLI and the server. ``parent_id`` is the previous turn on its branch
+    (None: the first). ``tool_calls`` are the agent's steps, in order (a separate table: not
+    part of the row, so never in a dump unless asked for)."""
 
     id: str
     session_id: str
     parent_id: str | None
     created_at: datetime
+    tool_calls: tuple[ToolCallRecord, ...] = Field(default=(), exclude=True)
 
-
-class NewToolCall(_Frozen):
-    """One finished tool call made while answering a turn (``step`` orders them, from 0)."""
-
-    step: int = Field(ge=0)
-    label: str
-    code: str
-    result: str
-    status: str = Field(min_length=1)
-
-
-class ToolCallRecord(NewToolCall):
-    """A committed tool call."""
-
-    id: str
-    turn_id: str
-    created_at: datetime
+    @property
+    def failed_calls(self) -> int:
+        """How many of this turn's tool calls did not succeed (the badge marks such a turn)."""
+        return sum(1 for call in self.tool_calls if call.status not in ("ok", "declined"))
 
 
 class SummaryRecord(_Frozen):

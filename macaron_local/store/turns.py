@@ -31,12 +31,13 @@ from macaron_local.store.records import (
 _JSON_FIELDS = ("route_probs", "timings", "tokens", "meta")
 
 
-def turn_from_row(row: dict[str, Any]) -> TurnRecord:
+def turn_from_row(row: dict[str, Any], calls: Sequence[ToolCallRecord] = ()) -> TurnRecord:
     """Build a record from a ``turns`` row (JSON columns parsed, flags as bools)."""
     data = dict(row)
     for field in _JSON_FIELDS:
         data[field] = json.loads(data[field])
     data["compacted"] = bool(data["compacted"])
+    data["tool_calls"] = tuple(calls)
     return TurnRecord.model_validate(data)
 
 
@@ -49,7 +50,7 @@ def get_turn(db: sqlite_utils.Database, turn_id: str) -> TurnRecord:
     rows = _rows(db, "SELECT * FROM turns WHERE id = ?", [turn_id])
     if not rows:
         raise StoreError(f"no turn {turn_id!r}")
-    return turn_from_row(rows[0])
+    return turn_from_row(rows[0], tool_calls(db, turn_id))
 
 
 def _session_head(db: sqlite_utils.Database, session_id: str) -> str | None:
@@ -89,10 +90,19 @@ def commit_turn(
     ``parent_id`` defaults to ``expected_head`` (a normal next turn); pass the head's parent for
     a retry / edit-last (a sibling). Any failure rolls the whole turn back.
     """
-    calls = list(tool_calls)
     parent = expected_head if parent_id is ... else parent_id
+    turn_id, created = new_id(), now()
+    calls = tuple(
+        ToolCallRecord(**call.model_dump(), id=new_id(), turn_id=turn_id, created_at=created)
+        for call in tool_calls
+    )
     record = TurnRecord(
-        **turn.model_dump(), id=new_id(), session_id=session_id, parent_id=parent, created_at=now()
+        **turn.model_dump(),
+        id=turn_id,
+        session_id=session_id,
+        parent_id=parent,
+        created_at=created,
+        tool_calls=calls,
     )
     with write_txn(db):
         head = _session_head(db, session_id)
@@ -105,7 +115,7 @@ def commit_turn(
         _check_in_session(db, session_id, turn.tool_result_of, "tool_result_of")
         insert_turn_row(db, record)
         for call in calls:
-            insert_tool_call_row(db, new_id(), record.id, call, ts(record.created_at))
+            insert_tool_call_row(db, call.id, record.id, call, ts(record.created_at))
         db.execute(
             "UPDATE sessions SET head_turn_id = ?, updated_at = ? WHERE id = ?",
             [record.id, ts(record.created_at), session_id],
@@ -142,6 +152,18 @@ def tool_calls(db: sqlite_utils.Database, turn_id: str) -> list[ToolCallRecord]:
     return [ToolCallRecord.model_validate(row) for row in rows]
 
 
+def _calls_of(db: sqlite_utils.Database, turn_ids: list[str]) -> dict[str, list[ToolCallRecord]]:
+    """The tool calls of many turns in one query, by turn, in step order."""
+    out: dict[str, list[ToolCallRecord]] = {}
+    for start in range(0, len(turn_ids), 500):  # SQLite's bound-parameter limit
+        part = turn_ids[start : start + 500]
+        marks = ", ".join("?" for _ in part)
+        sql = f"SELECT * FROM tool_calls WHERE turn_id IN ({marks}) ORDER BY turn_id, step"
+        for row in _rows(db, sql, part):
+            out.setdefault(row["turn_id"], []).append(ToolCallRecord.model_validate(row))
+    return out
+
+
 def branch(db: sqlite_utils.Database, session_id: str, head: str | None = None) -> list[TurnRecord]:
     """The turns from the root to ``head`` (default: the session's head), root first."""
     if head is None:
@@ -165,7 +187,8 @@ def branch(db: sqlite_utils.Database, session_id: str, head: str | None = None) 
         """,
         [head],
     )
-    return [turn_from_row(row) for row in rows]
+    calls = _calls_of(db, [row["id"] for row in rows])
+    return [turn_from_row(row, calls.get(row["id"], ())) for row in rows]
 
 
 def siblings(db: sqlite_utils.Database, turn_id: str) -> list[TurnRecord]:

@@ -1,7 +1,8 @@
 """The answer hop for specialists that act (L1): model -> REPL block -> tool result -> model.
 
 Owns the step function the agent loop calls (render the view plus the tool messages so far,
-generate with the label's adapter in its own KV slot, stream the text) and the aggregation of
+then the answer step, :func:`~macaron_local.turns.answer.answer`, with the label's adapter in
+its own KV slot) and the aggregation of
 the steps into one answer with its tool calls, whose final text must match the record
 (:func:`~macaron_local.agent.truth.truthful`: no claimed action without a tool call that did
 it). The agent session (REPL, gate) comes from the runtime; nothing here writes to the store.
@@ -13,10 +14,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from macaron_local.agent.session import AgentSession
 from macaron_local.agent.truth import truthful
 from macaron_local.engine import Completion, Engine, Sampling
 from macaron_local.errors import CancelledError
 from macaron_local.store import NewToolCall
+from macaron_local.turns.answer import answer
 
 
 @dataclass
@@ -30,10 +33,10 @@ class ActOutcome:
 
 def act(
     engine: Engine,
-    agent,
+    agent: AgentSession,
     messages: list[dict[str, str]],
     *,
-    label: str,  # noqa: ANN001
+    label: str,
     adapter: str | None,
     slot: str,
     max_tokens: int,
@@ -47,19 +50,18 @@ def act(
     def step(msgs: list[dict[str, str]]) -> str:
         if cancel is not None and cancel.is_set():
             raise CancelledError("the request was cancelled")
-        prompt = engine.render_chat(msgs)
-        budget = max(16, min(max_tokens, engine.n_ctx - engine.count_tokens(prompt)))
-        stream = engine.generate(
-            prompt, adapter=adapter, slot=slot, max_tokens=budget, sampling=sampling
+        tokens = engine.chat_tokens(msgs)
+        budget = max(16, min(max_tokens, engine.n_ctx - len(tokens)))
+        done = answer(
+            engine,
+            tokens,
+            adapter=adapter,
+            slot=slot,
+            max_tokens=budget,
+            sampling=sampling,
+            on_text=on_text,
+            cancel=cancel,
         )
-        watch = forward_cancel(cancel, stream)
-        try:
-            for piece in stream:
-                if on_text:
-                    on_text(piece)
-            done = stream.result()
-        finally:
-            watch.set()
         _accumulate(total, done)
         if on_text:
             on_text("\n")
@@ -83,19 +85,3 @@ def _accumulate(total: Completion, done: Completion) -> None:
     total.n_evaluated += done.n_evaluated
     total.total_s += done.total_s
     total.finish_reason = done.finish_reason
-
-
-def forward_cancel(cancel: threading.Event | None, stream) -> threading.Event:  # noqa: ANN001
-    """Cancel ``stream`` when ``cancel`` is set; set the returned event to stop watching."""
-    stop = threading.Event()
-    if cancel is None:
-        return stop
-
-    def watch() -> None:
-        while not stop.is_set():
-            if cancel.wait(0.05):
-                stream.cancel()
-                return
-
-    threading.Thread(target=watch, daemon=True, name="cancel-watch").start()
-    return stop

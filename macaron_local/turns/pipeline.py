@@ -1,10 +1,12 @@
 """The runtime: one profile, one engine, one store, and the turn that runs through them.
 
-A turn reads as one straight line: checkpoint (the session head) -> route (L0, unless pinned or
-sticky) -> the chosen adapter answers from its own view, streaming -> one store transaction
-commits the turn -> the summary hop runs in the background and is saved on its own. Nothing is
-written before the commit, so an error, a cancel or a killed process leaves the session exactly
-as it was before the turn.
+A turn reads as one straight line: checkpoint (the session head) -> route (the router label,
+unless pinned or sticky) -> the answer step (``_answer``: the local view, the backend plan, then
+the remote, the agent loop or one local answer, streaming) -> one store transaction commits the
+turn -> the summary hop runs in the background and is saved on its own. Nothing is written
+before the commit, so an error, a cancel or a killed process leaves the session exactly as it
+was before the turn. Callers hand a :class:`TurnRequest` and :class:`TurnEvents`; they get the
+committed :class:`TurnRecord` back, the one shape a turn has everywhere.
 """
 
 from __future__ import annotations
@@ -12,21 +14,32 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import sqlite_utils
 
 from macaron_local import paths
 from macaron_local.agent.session import AgentSession, repl_warnings
-from macaron_local.engine import Engine, EngineConfig, Sampling
-from macaron_local.errors import CancelledError, GrammarError, MacaronError, TurnError
+from macaron_local.agent.tools import ConfirmFn
+from macaron_local.engine import Completion, Engine, EngineConfig, Sampling
+from macaron_local.errors import (
+    CancelledError,
+    ContextOverflowError,
+    GrammarError,
+    MacaronError,
+    TurnError,
+)
 from macaron_local.genui.catalogue import default_catalogue
-from macaron_local.genui.serving import GrammarCache, action_tools, genui_label
+from macaron_local.genui.serving import GrammarCache, action_tools, agent_label, genui_label
 from macaron_local.hcp import Profile, check_approved, load_profile
 from macaron_local.manifests import get_manifest, verified_path
-from macaron_local.remote.hybrid import Attempt, Notice, OnNotice, RemoteHook
+from macaron_local.remote.client import RemoteCompletion
+from macaron_local.remote.hybrid import REMOTE_CTX, Attempt, Notice, RemoteHook
 from macaron_local.store import (
+    NewToolCall,
     NewTurn,
     SessionRecord,
     TurnRecord,
@@ -41,13 +54,14 @@ from macaron_local.store import (
 )
 from macaron_local.store.db import unicode_problem
 from macaron_local.turns import adapters as adapter_bindings
-from macaron_local.turns.act import act, forward_cancel
+from macaron_local.turns.act import ActOutcome, act
+from macaron_local.turns.answer import answer, room, sampling
 from macaron_local.turns.live import LiveReload, OnEvent
-from macaron_local.turns.result import TurnResult
 from macaron_local.turns.route import ROUTE_SLOT, RouteResult, route, route_messages
 from macaron_local.turns.summaries import SummaryHops
 from macaron_local.turns.summary import provisional_summary
 from macaron_local.turns.tools import load_plugins, tool_descriptions
+from macaron_local.turns.turn import HEAD, NO_EVENTS, TurnEvents, TurnRequest
 from macaron_local.turns.views import View, build_view
 
 log = logging.getLogger(__name__)
@@ -58,7 +72,6 @@ IDLE_NOTE = (
     "Note: this conversation's Python REPL was restarted after being idle; variables and "
     "imports from earlier turns are gone (the tools and your files are still there)."
 )
-HEAD = "head"  # run_turn(parent_id=HEAD): continue from the session's current head
 
 
 class Runtime(SummaryHops):
@@ -84,13 +97,14 @@ class Runtime(SummaryHops):
         self.reload_error: str | None = None  # a broken edit, while the old profile serves
         self._live: LiveReload | None = None
         self.tools: Mapping[str, str] = tool_descriptions(self.registry)
-        self.confirm: Callable[[str, dict], bool] | None = None  # set by the UI / CLI
+        self.confirm: ConfirmFn | None = None  # set by the UI / CLI
         self._heads: tuple[int, ...] | None = None  # first tokens of the route labels
         self.remote = RemoteHook(profile)  # heavy turns to a remote server, failover to local
         self._agents: dict[str, AgentSession] = {}
         self._agents_used: dict[str, float] = {}  # key -> monotonic time of the last use
         self._agents_idled: set[str] = set()  # closed for idleness: the next turn is told
         self._agents_lock = threading.Lock()
+        self._turn_confirm: dict[str, ConfirmFn] = {}  # agent key -> its running turn's answerer
         self._local = threading.local()
         self._init_summaries()
         self.ui_catalogue = default_catalogue()  # what the GenUI label draws with
@@ -132,7 +146,8 @@ class Runtime(SummaryHops):
         prefix saved by an earlier start (a few ms), or read in the background and saved (~2 s on
         2 cores). The first route of the process then costs only the request's own tokens."""
         msgs = route_messages(self.profile, "", self.tools)
-        adapter = self.bindings["L0"].adapter if "L0" in self.bindings else None
+        router = self.profile.router_label
+        adapter = self.bindings[router].adapter if router in self.bindings else None
         try:
             self.engine.prefill(
                 self.engine.render_chat(msgs),
@@ -167,133 +182,143 @@ class Runtime(SummaryHops):
     # --- the turn ----------------------------------------------------------------------------
 
     def route(self, text: str) -> RouteResult:
+        router = self.profile.router_label
         return route(
             self.engine,
             self.profile,
             text,
-            adapter=self.bindings["L0"].adapter if "L0" in self.bindings else None,
+            adapter=self.bindings[router].adapter if router in self.bindings else None,
             tools=self.tools,
         )
 
-    def run_turn(
-        self,
-        session_id: str,
-        text: str,
-        *,
-        label: str | None = None,
-        parent_id: str | None = HEAD,
-        tool_result_of: str | None = None,
-        on_route: Callable[[RouteResult], None] | None = None,
-        on_text: Callable[[str], None] | None = None,
-        cancel: threading.Event | None = None,
-        remote: bool = False,
-        on_notice: OnNotice | None = None,
-        seed: int | None = None,
-    ) -> TurnResult:
+    def run_turn(self, request: TurnRequest, events: TurnEvents = NO_EVENTS) -> TurnRecord:
         """Run one turn; returns its committed record. Raises :class:`TurnError` (rolled back).
 
-        A heavy turn (or ``remote=True``, the user's ``/remote``) is answered by the remote
-        server; if that fails, ``on_notice`` says why and the answer reruns locally. ``seed``
-        (a retry draws a fresh one) wins over the profile's; the turn records the one used.
+        A heavy turn (or ``request.remote``, the user's ``/remote``) is answered by the remote
+        server; if that fails, ``events.on_notice`` hears why and the answer runs locally.
         """
         started = time.perf_counter()
-        if (problem := unicode_problem(text)) is not None:  # undecodable argv, a JSON escape
+        if (problem := unicode_problem(request.text)) is not None:  # bad argv, a JSON escape
             raise TurnError(f"the request is not valid Unicode text ({problem}); nothing was saved")
         db = self.db()
-        head = get_session(db, session_id).head_turn_id  # the checkpoint
-        parent = head if parent_id == HEAD else parent_id  # retry/edit: branch from parent_id
-        history = branch(db, session_id, parent) if parent else []
-        decision = self._decide(text, label, tool_result_of, db)
-        if on_route:
-            on_route(decision)
+        head = get_session(db, request.session_id).head_turn_id  # the checkpoint
+        parent = head if request.parent_id == HEAD else request.parent_id  # retry/edit: a branch
+        history = branch(db, request.session_id, parent) if parent else []
+        decision = self._decide(request, db)
+        events.routed(decision)
         binding = self.bindings[decision.label]
-        seed = self._seed(decision.label, seed)
-        calls: list = []
-        provisional: set[str] = set()  # turns whose summary the view had to stand in for
+        seed = self._seed(decision.label, request.seed)
         try:  # the view may not fit (ContextOverflowError): that too is a rolled-back TurnError
-            plan = self.remote.plan(
-                decision.label,
-                text,
-                lambda n_ctx: self._view(decision.label, history, text, n_ctx, provisional),
-                forced=remote,
-                adapter_loaded=binding.adapter is not None,
-                uses_tools=bool(self.profile.tool_patterns(decision.label)),
-            )
-            attempt = self.remote.answer(
-                plan, session_id, on_text=on_text, on_notice=on_notice, cancel=cancel
-            )
-            view = plan.local_view() if attempt.done is None else plan.remote
-            if attempt.done is not None:
-                done = attempt.done
-            elif self.profile.tool_patterns(decision.label):
-                acted = self._act(view, binding, session_id, on_text, cancel, seed)
-                done, calls = acted.completion, acted.tool_calls
-            else:
-                grammar = self._ui_grammar(decision.label, on_notice)
-                done = self._answer(view, binding, session_id, on_text, cancel, grammar, seed)
+            answered = self._answer(request, events, decision.label, binding, history, seed)
         except CancelledError as exc:
             raise TurnError("the turn was cancelled; the session is as it was before it") from exc
         except MacaronError as exc:
             raise TurnError(
                 f"the {decision.label} answer failed: {exc}; nothing was saved"
             ) from exc
-        if not done.text.strip() and not calls:
+        if not answered.done.text.strip() and not answered.calls:
             raise TurnError(f"the {decision.label} answer was empty; nothing was saved")
         record = commit_turn(
             db,
-            session_id,
-            self._new_turn(
-                text,
-                decision,
-                binding,
-                view,
-                done,
-                started,
-                tool_result_of,
-                attempt,
-                provisional,
-                seed=seed,
-            ),
-            calls,
+            request.session_id,
+            self._new_turn(request, decision, binding, answered, started, seed),
+            answered.calls,
             expected_head=head,
             parent_id=parent,
         )
-        self._remember(db, record, calls, on_notice)
-        # the summary stays local; a remote turn is first fitted to the local context
-        summarized, view = self.remote.for_summary(record, view, attempt, plan, self.engine)
-        self._summarize_later(summarized, view, binding)
-        return TurnResult.of(record)
+        self._remember(db, record, events)
+        remote = answered.attempt.done is not None
+        self._summarize_later(record, answered.for_summary, binding, remote=remote)
+        return record
 
-    def _remember(
-        self, db: sqlite_utils.Database, record: TurnRecord, calls: list, on_notice: OnNotice | None
-    ) -> None:
+    def _answer(
+        self,
+        request: TurnRequest,
+        events: TurnEvents,
+        label: str,
+        binding: adapter_bindings.Binding,
+        history: list[TurnRecord],
+        seed: int,
+    ) -> Answered:
+        """The answer step of a turn: the local view, the backend plan, then the remote answer
+        (a heavy turn), the agent loop (a label with tools) or one local answer."""
+        provisional: set[str] = set()  # turns whose summary the view had to stand in for
+        try:
+            local, error = self._view(label, history, request.text, None, provisional), None
+        except ContextOverflowError as exc:
+            local, error = None, exc
+        uses_tools = bool(self.profile.tool_patterns(label))
+        plan = self.remote.plan(
+            label,
+            request.text,
+            fits_locally=local is not None,
+            compacted=local is not None and local.compacted > 0,
+            forced=request.remote,
+            adapter_loaded=binding.adapter is not None,
+            uses_tools=uses_tools,
+        )
+        if plan.notice:
+            events.notice(Notice("local", plan.notice))
+        attempt = Attempt()
+        if plan.remote:
+            view = local
+            if plan.long_view or view is None:
+                view = self._view(label, history, request.text, REMOTE_CTX, provisional)
+            attempt = self.remote.answer_remote(
+                plan,
+                view.messages,
+                request.session_id,
+                on_text=events.on_text,
+                on_notice=events.on_notice,
+                cancel=events.cancel,
+            )
+            if attempt.done is not None:
+                ends = [view.messages[0], view.messages[-1]]  # the local one does not fit
+                summary_view = local or View(label, ends, (), (), 0)
+                return Answered(view, attempt.done, [], attempt, provisional, summary_view)
+        if local is None:
+            raise error or TurnError(f"the {label} view does not fit the local context")
+        if uses_tools:
+            acted = self._act(local, binding, request.session_id, events, seed)
+            done, calls = acted.completion, acted.tool_calls
+        else:
+            s = self.profile.sampling_for(label)
+            done = answer(
+                self.engine,
+                local.tokens,
+                adapter=binding.adapter,
+                slot=_slot(request.session_id, label),
+                max_tokens=room(self.engine, len(local.tokens), s.max_tokens),
+                sampling=sampling(s, seed),
+                on_text=events.on_text,
+                cancel=events.cancel,
+                grammar=self._ui_grammar(label, events),
+                ban_first=self._label_heads(),
+            )
+            calls = []
+        return Answered(local, done, calls, attempt, provisional, local)
+
+    def _remember(self, db: sqlite_utils.Database, record: TurnRecord, events: TurnEvents) -> None:
         """Keep the committed turn in the opt-in experience log; the turn stands either way."""
         from macaron_local.experience import record_turn
 
         try:
-            record_turn(db, self.profile, record, calls)
+            record_turn(db, self.profile, record, record.tool_calls)
         except MacaronError as exc:
             log.warning("experience log: %s", exc)
-            if on_notice is not None:
-                on_notice(
-                    Notice(
-                        "experience",
-                        f"the turn is saved; the experience log could not keep it: {exc}",
-                    )
-                )
+            why = f"the turn is saved; the experience log could not keep it: {exc}"
+            events.notice(Notice("experience", why))
 
-    def _decide(
-        self, text: str, label: str | None, tool_result_of: str | None, db: sqlite_utils.Database
-    ) -> RouteResult:
-        if tool_result_of is not None:
-            return RouteResult(get_turn(db, tool_result_of).label, "sticky")
-        if label is not None:
+    def _decide(self, request: TurnRequest, db: sqlite_utils.Database) -> RouteResult:
+        if request.tool_result_of is not None:
+            return RouteResult(get_turn(db, request.tool_result_of).label, "sticky")
+        if (label := request.label) is not None:
             if label not in self.bindings:
                 raise TurnError(
                     f"unknown label {label!r}; this profile has {', '.join(self.profile.labels)}"
                 )
             return RouteResult(label, "manual")
-        return self.route(text)
+        return self.route(request.text)
 
     def _view(
         self,
@@ -324,42 +349,10 @@ class Runtime(SummaryHops):
             history,
             text,
             summary_of=summary_of,
-            count_tokens=self.engine.count_tokens,
-            render=self.engine.render_chat,
+            chat_tokens=self.engine.chat_tokens,
             n_ctx=n_ctx or self.engine.n_ctx,
             tools=self.tools,
         )
-
-    def _answer(
-        self,
-        view: View,
-        binding: adapter_bindings.Binding,
-        session_id: str,
-        on_text: Callable[[str], None] | None,
-        cancel: threading.Event | None,
-        grammar: str | None = None,
-        seed: int | None = None,
-    ):  # noqa: ANN202
-        s = self.profile.sampling_for(view.label)
-        prompt = self.engine.render_chat(view.messages)
-        budget = min(s.max_tokens or 512, self.engine.n_ctx - self.engine.count_tokens(prompt))
-        stream = self.engine.generate(
-            prompt,
-            adapter=binding.adapter,
-            slot=_slot(session_id, view.label),
-            max_tokens=budget,
-            sampling=_sampling(s, seed),
-            grammar=grammar,
-            ban_first=self._label_heads(),
-        )
-        watcher = forward_cancel(cancel, stream)
-        try:
-            for piece in stream:
-                if on_text:
-                    on_text(piece)
-            return stream.result()
-        finally:
-            watcher.set()
 
     def _seed(self, label: str, seed: int | None) -> int:
         """A turn's sampling seed: the caller's (a retry's fresh one), else the profile's."""
@@ -378,7 +371,7 @@ class Runtime(SummaryHops):
             )
         return self._heads
 
-    def _ui_grammar(self, label: str, on_notice: OnNotice | None) -> str | None:
+    def _ui_grammar(self, label: str, events: TurnEvents) -> str | None:
         """The GenUI label decodes under the catalogue's grammar (its output always parses);
         one that cannot be built leaves the answer unconstrained, and the notice says so."""
         if label != genui_label(self.profile):
@@ -388,15 +381,14 @@ class Runtime(SummaryHops):
             return self.ui_grammars.get(self.ui_catalogue, tools, check=self.engine.check_grammar)
         except GrammarError as exc:
             log.warning("ui grammar: %s", exc)
-            if on_notice is not None:
-                on_notice(
-                    Notice(
-                        "grammar",
-                        f"the {label} answer is not constrained to the "
-                        f"component catalogue (its grammar could not be built: {exc})",
-                        reason=str(exc),
-                    )
+            events.notice(
+                Notice(
+                    "grammar",
+                    f"the {label} answer is not constrained to the "
+                    f"component catalogue (its grammar could not be built: {exc})",
+                    reason=str(exc),
                 )
+            )
             return None
 
     def _act(
@@ -404,34 +396,41 @@ class Runtime(SummaryHops):
         view: View,
         binding: adapter_bindings.Binding,
         session_id: str,
-        on_text: Callable[[str], None] | None,
-        cancel: threading.Event | None,
-        seed: int | None = None,
-    ):  # noqa: ANN202
-        """L1: the agent loop over this session's REPL; tool calls are committed with the turn."""
+        events: TurnEvents,
+        seed: int,
+    ) -> ActOutcome:
+        """A label with tools: the agent loop over this session's REPL; its tool calls are
+        committed with the turn. ``events.confirm`` answers for this turn's side effects."""
         s = self.profile.sampling_for(view.label)
         agent = self.agent(session_id, view.label)
+        key = f"{session_id}:{view.label}"
         messages = list(view.messages)
-        if f"{session_id}:{view.label}" in self._agents_idled:  # its namespace was lost
-            self._agents_idled.discard(f"{session_id}:{view.label}")
+        if key in self._agents_idled:  # its namespace was lost
+            self._agents_idled.discard(key)
             messages.insert(1, {"role": "system", "content": IDLE_NOTE})
-        return act(
-            self.engine,
-            agent,
-            messages,
-            label=view.label,
-            adapter=binding.adapter,
-            slot=_slot(session_id, view.label),
-            max_tokens=s.max_tokens or 512,
-            sampling=_sampling(s, seed),
-            on_text=on_text,
-            cancel=cancel,
-        )
+        if events.confirm is not None:  # one turn per agent at a time: its answerer, for now
+            self._turn_confirm[key] = events.confirm
+        try:
+            return act(
+                self.engine,
+                agent,
+                messages,
+                label=view.label,
+                adapter=binding.adapter,
+                slot=_slot(session_id, view.label),
+                max_tokens=s.max_tokens or 512,
+                sampling=sampling(s, seed),
+                on_text=events.on_text,
+                cancel=events.cancel,
+            )
+        finally:
+            self._turn_confirm.pop(key, None)
 
-    def agent(self, session_id: str, label: str = "L1") -> AgentSession:
+    def agent(self, session_id: str, label: str | None = None) -> AgentSession:
         """This session's agent. Its REPL namespace lives until the runtime closes, or until it
         was idle for ``IDLE_REPL_S`` while other sessions were used (each REPL is a process):
         then a new one starts and the next agent turn is told what was lost."""
+        label = label or agent_label(self.profile)
         key = f"{session_id}:{label}"
         with self._agents_lock:
             now = time.monotonic()
@@ -442,39 +441,39 @@ class Runtime(SummaryHops):
                     self._agents_idled.add(other)
             if key not in self._agents:
                 self._agents[key] = AgentSession(
-                    self.profile, self.registry, label=label, confirm=self._confirm
+                    self.profile,
+                    self.registry,
+                    label=label,
+                    confirm=lambda tool, args: self._confirm(key, tool, args),
                 )
             self._agents_used[key] = now
             return self._agents[key]
 
-    def _confirm(self, tool: str, args: dict) -> bool:
-        """Ask whoever drives the runtime now (``self.confirm``, set by the UI or CLI, may change
-        after an agent was created); with nobody to ask, a side-effecting call is declined."""
-        ask = self.confirm
+    def _confirm(self, key: str, tool: str, args: dict[str, Any]) -> bool:
+        """Ask the running turn's answerer (``TurnEvents.confirm``: a server request's), else
+        whoever drives the runtime now (``self.confirm``, set by the UI or CLI, may change after
+        an agent was created); with nobody to ask, a side-effecting call is declined."""
+        ask = self._turn_confirm.get(key) or self.confirm
         return bool(ask(tool, args)) if ask is not None else False
 
     def _new_turn(
         self,
-        text: str,
+        request: TurnRequest,
         decision: RouteResult,
         binding: adapter_bindings.Binding,
-        view: View,
-        done,
+        answered: Answered,
         started: float,
-        tool_result_of: str | None,
-        attempt: Attempt,
-        provisional: set[str],
-        *,
         seed: int,
-    ) -> NewTurn:  # noqa: ANN001
+    ) -> NewTurn:
+        done, attempt, view = answered.done, answered.attempt, answered.view
         total = (time.perf_counter() - started) * 1000
-        meta: dict = {"route_error": decision.error} if decision.error else {}
+        meta: dict[str, object] = {"route_error": decision.error} if decision.error else {}
         if attempt.done is None:  # answered here: the sampling seed it drew from
             meta["seed"] = seed
-        if provisional:
-            meta["provisional_summaries"] = sorted(provisional)
+        if answered.provisional:
+            meta["provisional_summaries"] = sorted(answered.provisional)
         return NewTurn(
-            request=text,
+            request=request.text,
             answer=done.text.strip(),
             label=decision.label,
             route_kind=decision.kind,
@@ -496,7 +495,7 @@ class Runtime(SummaryHops):
                 "route": decision.n_tokens,
             },
             compacted=view.compacted > 0,
-            tool_result_of=tool_result_of,
+            tool_result_of=request.tool_result_of,
             meta={
                 **meta,
                 **attempt.meta(),
@@ -535,14 +534,15 @@ def _slot(session_id: str, label: str) -> str:
     return f"view:{session_id}:{label}"
 
 
-def _sampling(s, seed: int | None = None) -> Sampling:  # noqa: ANN001 - hcp SamplingParams
-    """The engine's sampling from the profile's (optional fields); ``seed`` wins when given."""
-    base = Sampling()
-    return Sampling(
-        temperature=s.temperature if s.temperature is not None else base.temperature,
-        top_k=s.top_k if s.top_k is not None else base.top_k,
-        top_p=s.top_p if s.top_p is not None else base.top_p,
-        min_p=s.min_p if s.min_p is not None else base.min_p,
-        repeat_penalty=s.repeat_penalty if s.repeat_penalty is not None else base.repeat_penalty,
-        seed=seed if seed is not None else s.seed if s.seed is not None else base.seed,
-    )
+@dataclass(frozen=True)
+class Answered:
+    """What the answer step produced: the view it answered from, the completion (local or
+    remote), the tool calls, the remote attempt, the summaries it stood in for, and the view
+    the local summary reads."""
+
+    view: View
+    done: Completion | RemoteCompletion
+    calls: list[NewToolCall]
+    attempt: Attempt
+    provisional: set[str]
+    for_summary: View

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     import sqlite_utils
 
-    from macaron_local.engine import Engine
+    from macaron_local.engine import Completion, Engine, Stream
     from macaron_local.hcp import Profile
     from macaron_local.turns.views import View
 
@@ -48,19 +48,26 @@ class SummaryHops:
         self._summarizer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="summary")
 
     def _summarize_later(
-        self, record: TurnRecord, view: View, binding: adapter_bindings.Binding
+        self, record: TurnRecord, view: View, binding: adapter_bindings.Binding, *, remote: bool
     ) -> None:
+        """Write the turn's summary in the background (always locally: a remote answer and
+        its view are first fitted to the local context)."""
+        messages, answer = list(view.messages), record.answer
+        if remote:
+            messages, answer = fit_locally(self.engine, self.profile, messages, answer)
         stream = start_summary(
             self.engine,
             self.profile,
             adapter=binding.adapter,
             slot=f"summary:{record.label}",
-            view=view.messages,
-            answer=record.answer,
+            view=messages,
+            answer=answer,
         )
-        self._track(record.id, record, binding, stream)
+        self._track(record.id, record.model_copy(update={"answer": answer}), binding, stream)
 
-    def _save_summary(self, record: TurnRecord, binding: adapter_bindings.Binding, stream) -> str:  # noqa: ANN001
+    def _save_summary(
+        self, record: TurnRecord, binding: adapter_bindings.Binding, stream: Stream[Completion]
+    ) -> str:
         try:
             done = stream.result()
             text = done.text.strip() or record.request[:200]
@@ -116,11 +123,18 @@ class SummaryHops:
             return done
         return self._track(turn.id, turn, binding, stream)
 
-    def _track(self, turn_id: str, *args: object) -> Future[str]:
-        """Queue ``_save_summary(*args)`` on the writer and register it as pending; the lock keeps
-        the job from ending (and unregistering) before it is registered."""
+    def _track(
+        self,
+        turn_id: str,
+        record: TurnRecord,
+        binding: adapter_bindings.Binding,
+        stream: Stream[Completion],
+    ) -> Future[str]:
+        """Queue ``_save_summary`` on the writer and register it as pending; the lock keeps the
+        job from ending (and unregistering) before it is registered."""
         with self._pending_lock:
-            future = self._pending[turn_id] = self._summarizer.submit(self._save_summary, *args)
+            future = self._summarizer.submit(self._save_summary, record, binding, stream)
+            self._pending[turn_id] = future
         return future
 
     def finish_pending(self, timeout: float | None = None) -> list[str]:
@@ -159,3 +173,20 @@ def _skip(turn_id: str | None, exc: MacaronError) -> str:
     message = f"the summary of {what} was skipped: {exc}"
     log.warning("%s", message)
     return message
+
+
+def fit_locally(
+    engine: Engine, profile: Profile, messages: list[dict[str, str]], answer: str
+) -> tuple[list[dict[str, str]], str]:
+    """A remote turn's request and answer clipped (marked "[…]") so its local summary fits."""
+    room = engine.n_ctx - profile.summary.max_tokens - 64
+    last = dict(messages[-1])
+    last["content"] = _clip(engine, last["content"], room // 4)
+    return [*messages[:-1], last], _clip(engine, answer, room // 2)
+
+
+def _clip(engine: Engine, text: str, limit: int) -> str:
+    tokens = engine.tokenize(text)
+    if len(tokens) <= max(1, limit):
+        return text
+    return engine.detokenize(tokens[: max(1, limit - 4)]) + " […]"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from macaron_local.engine import BACKGROUND, Engine, Sampling, Stream
+from macaron_local.engine import BACKGROUND, Completion, Engine, Sampling, Stream
 from macaron_local.hcp import Profile
 from macaron_local.store import TurnRecord
 from macaron_local.turns.route import clip_middle
@@ -41,7 +41,7 @@ def start_summary(
     view: Sequence[dict[str, str]],
     answer: str,
     priority: int = BACKGROUND,
-) -> Stream:
+) -> Stream[Completion]:
     budget = profile.summary.max_tokens
     prompt = engine.render_chat(summary_messages(profile, view, answer))
     if engine.count_tokens(prompt) + budget > engine.n_ctx:  # a huge paste: its ends are enough

@@ -20,7 +20,6 @@ from macaron_local.errors import ContextOverflowError
 from macaron_local.hcp import Profile
 from macaron_local.store import TurnRecord
 
-LABEL_NAMES = {"L0": "Chat", "L1": "Agent", "L2": "Coding", "L3": "GenUI"}
 DROP_BLOCK = 8  # earlier turns are left out this many at a time (a stable view prefix)
 
 
@@ -32,10 +31,11 @@ class View:
     summarized: tuple[str, ...]  # turn ids shown as summaries (others' turns + compacted own)
     compacted: int  # own turns replaced by their summary to fit the context
     dropped: int = 0  # earliest turns of the conversation left out to fit the context
+    tokens: tuple[int, ...] = ()  # the rendered prompt, tokenized once while fitting it
 
 
-def summary_note(turn: TurnRecord, summary: str) -> dict[str, str]:
-    name = LABEL_NAMES.get(turn.label, turn.label)
+def summary_note(profile: Profile, turn: TurnRecord, summary: str) -> dict[str, str]:
+    name = profile.display_name(turn.label)
     return {"role": "system", "content": f"[Earlier turn handled by {turn.label} {name}] {summary}"}
 
 
@@ -46,8 +46,7 @@ def build_view(
     request: str,
     *,
     summary_of: Callable[[TurnRecord], str],
-    count_tokens: Callable[[str], int],
-    render: Callable[[list[dict[str, str]]], str],
+    chat_tokens: Callable[[list[dict[str, str]]], list[int]],
     n_ctx: int,
     tools: Mapping[str, str] | None = None,
     tool_messages: Sequence[dict[str, str]] = (),
@@ -55,7 +54,8 @@ def build_view(
     """The view for ``label`` answering ``request`` after ``history`` (root first).
 
     ``summary_of`` returns a turn's summary (waiting for or producing it if needed); it is only
-    called for turns the view shows as summaries.
+    called for turns the view shows as summaries. ``chat_tokens`` renders and tokenizes a chat
+    (``Engine.chat_tokens``); the view keeps the tokens of the one that fits.
     """
     system = {"role": "system", "content": profile.system_prompt(label, tools)}
     own = [t for t in history if t.label == label and profile.memory.own_turns == "verbatim"]
@@ -72,11 +72,12 @@ def build_view(
         if dropped:
             msgs.insert(1, _left_out(dropped))
         msgs += [{"role": "user", "content": request}, *tool_messages]
-        n_tokens = count_tokens(render(msgs))
+        tokens = chat_tokens(msgs)
+        n_tokens = len(tokens)
         if n_tokens > budget:
             return None
         kept = tuple(t.id for t in own[compact:] if t.id in {r.id for r in rest})
-        return View(label, msgs, kept, tuple(shown), compact, dropped)
+        return View(label, msgs, kept, tuple(shown), compact, dropped, tuple(tokens))
 
     # both searches are binary: fewer verbatim turns or fewer turns shown never make it longer
     most = len(own) - keep if summarize else 0
@@ -134,6 +135,6 @@ def _messages(
                 {"role": "assistant", "content": turn.answer},
             ]
         elif turn.label == label or profile.memory.other_turns == "summary":
-            msgs.append(summary_note(turn, summary_of(turn)))
+            msgs.append(summary_note(profile, turn, summary_of(turn)))
             shown.append(turn.id)
     return msgs, shown

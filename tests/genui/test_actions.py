@@ -18,6 +18,7 @@ from macaron_local.genui.actions import (
 )
 from macaron_local.genui.catalogue import Document, default_catalogue
 from macaron_local.genui.host import RuntimeHost
+from macaron_local.turns.turn import TurnRequest
 from tests.genui.conftest import KITCHEN_SINK, SECRET
 
 
@@ -89,28 +90,28 @@ def test_a_model_action_is_a_sticky_l3_turn_without_the_noai_value(
     runtime: Any, recorded: list[str], sink: Document
 ) -> None:
     session = runtime.new_session("noai")
-    ui_turn = runtime.run_turn(session.id, "give me a signup form", label="L3")
-    host = RuntimeHost(runtime, session.id, ui_turn.turn)
+    ui_turn = runtime.run_turn(TurnRequest(session.id, "give me a signup form", label="L3"))
+    host = RuntimeHost(runtime, session.id, ui_turn.id)
     state = filled(sink)
     outcome = execute(make_action(sink, state, "signup", "submit"), sink, state, host)
     runtime.finish_pending()
     assert outcome.kind == "model" and SECRET not in outcome.text
-    assert outcome.value.label == "L3" and outcome.value.route == "sticky"
+    assert outcome.value.label == "L3" and outcome.value.route_kind == "sticky"
     assert any("ada@example.org" in p for p in recorded)  # the visible value got through
     assert len(recorded) >= 3  # two answers and at least one summary
     assert all(SECRET not in p for p in recorded)
     stored = everything_stored(runtime)
     assert "ada@example.org" in stored and SECRET not in stored
-    summaries = runtime.db()["summaries"].rows_where("turn_id = ?", [outcome.value.turn])
+    summaries = runtime.db()["summaries"].rows_where("turn_id = ?", [outcome.value.id])
     assert [s for s in summaries] and all(SECRET not in repr(s) for s in summaries)
 
 
 def test_a_tool_action_goes_through_the_agents_gate(runtime: Any, sink: Document) -> None:
     session = runtime.new_session("tool")
-    ui_turn = runtime.run_turn(session.id, "a form to save my details", label="L3")
+    ui_turn = runtime.run_turn(TurnRequest(session.id, "a form to save my details", label="L3"))
     asked: list[str] = []
     runtime.agent(session.id).gate.confirm = lambda name, args: asked.append(name) or True
-    host = RuntimeHost(runtime, session.id, ui_turn.turn)
+    host = RuntimeHost(runtime, session.id, ui_turn.id)
     state = filled(sink)
     outcome = execute(make_action(sink, state, "save", "click"), sink, state, host)
     assert outcome.kind == "tool" and asked == ["notes.add"]  # side effect: confirmed first

@@ -20,6 +20,7 @@ from macaron_local.genui.grammar import catalogue_gbnf
 from macaron_local.genui.serving import GrammarCache, action_tools
 from macaron_local.genui.stream import split_answer
 from macaron_local.store import get_session, get_turn
+from macaron_local.turns.turn import TurnEvents, TurnRequest
 from tests.conftest import macaron_home
 from tests.genui.conftest import SECRET
 
@@ -66,7 +67,7 @@ def assistant(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Assistant]:
 def drawn(assistant: Assistant) -> TurnItem:
     """A session whose last turn is an L3 answer (the UI later actions come from)."""
     session = assistant.create_session("pizza")
-    return assistant.run_turn(session.id, "Let me choose a pizza size", label="L3")
+    return assistant.run_turn(TurnRequest(session.id, "Let me choose a pizza size", label="L3"))
 
 
 def runtime_of(assistant: Assistant) -> Any:
@@ -112,7 +113,7 @@ def test_l3_decodes_under_the_catalogue_grammar_built_once(
     grammars = runtime.ui_grammars
     assert grammars.builds == 1  # the drawn turn built it
     session = assistant.create_session("dark mode")
-    second = assistant.run_turn(session.id, "Should I turn dark mode on?", label="L3")
+    second = assistant.run_turn(TurnRequest(session.id, "Should I turn dark mode on?", label="L3"))
     assert grammars.builds == 1  # the second L3 turn reused it
     assert second.label == "L3" and drawn.label == "L3"
     constrained = [c["grammar"] for c in calls if c["grammar"] is not None]
@@ -129,7 +130,7 @@ def test_l3_decodes_under_the_catalogue_grammar_built_once(
         else:
             assert UI_START.match(item.answer) or "`" not in item.answer
     before = len(calls)
-    assert assistant.run_turn(session.id, "hello", label="L0").label == "L0"
+    assert assistant.run_turn(TurnRequest(session.id, "hello", label="L0")).label == "L0"
     assert [c["grammar"] for c in calls[before:]] == [None] * (len(calls) - before)
 
 
@@ -144,11 +145,12 @@ def test_a_grammar_that_cannot_be_built_falls_back_with_a_notice(
     session = assistant.create_session("fallback")
     notices: list[Any] = []
     result = runtime.run_turn(
-        session.id, "Thanks, that is all.", label="L3", on_notice=notices.append
+        TurnRequest(session.id, "Thanks, that is all.", label="L3"),
+        TurnEvents(on_notice=notices.append),
     )
     assert [n.kind for n in notices] == ["grammar"]
     assert "llama.cpp rejected the grammar" in notices[0].message
-    turn = get_turn(runtime.db(), result.turn)
+    turn = get_turn(runtime.db(), result.id)
     assert turn.label == "L3" and turn.answer
     assert get_session(runtime.db(), session.id).head_turn_id == turn.id  # committed
     assert calls[0]["grammar"] is None  # decoded unconstrained

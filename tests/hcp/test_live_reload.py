@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from macaron_local.facade import Assistant
+from macaron_local.turns.turn import TurnRequest
 from tests.serve.test_reload import wait_for
 from tests.turns.conftest import FAST_PROFILE, write_fast_profile
 
@@ -21,10 +22,10 @@ def test_the_app_facade_reloads_and_reports(tmp_path: Path, _isolated_home: Path
     try:
         assert assistant.wait_ready(300), assistant.status
         session = assistant.create_session("reload").id
-        before = assistant.run_turn(session, "Say hi.", label="L0").profile_hash
+        before = assistant.run_turn(TurnRequest(session, "Say hi.", label="L0")).profile_hash
         file.write_text(FAST_PROFILE.replace("max_tokens = 24", "max_tokens = 20", 1))
         wait_for(lambda: any(k == "profile" for k, _ in events), "the reload event")
-        after = assistant.run_turn(session, "Say hi again.", label="L0").profile_hash
+        after = assistant.run_turn(TurnRequest(session, "Say hi again.", label="L0")).profile_hash
         assert after != before and str(file) in dict(events)["profile"]
 
         broken = FAST_PROFILE + "\n[summary\n"
@@ -34,7 +35,7 @@ def test_the_app_facade_reloads_and_reports(tmp_path: Path, _isolated_home: Path
             lambda: next((e for e in events if e[0] == "profile_error"), None), "the error"
         )  # type: ignore[misc]
         assert str(file) in message and f"line {line}" in message
-        still = assistant.run_turn(session, "And once more.", label="L0").profile_hash
+        still = assistant.run_turn(TurnRequest(session, "And once more.", label="L0")).profile_hash
         assert still == after  # the old (edited, valid) profile still serves
     finally:
         assistant.close()

@@ -18,6 +18,7 @@ from macaron_local.hcp import load_profile
 from macaron_local.manifests import get_manifest
 from macaron_local.turns import adapters
 from macaron_local.turns.adapters import BASE_REVISION
+from macaron_local.turns.turn import TurnRequest
 from macaron_local.turns.pipeline import Runtime
 
 PROFILE = "tall-local"
@@ -61,5 +62,5 @@ def test_an_altered_adapter_is_not_served_nor_recorded_as_verified(altered_l2: P
         [warning] = [w for w in rt.warnings if w.startswith("L2:")]
         assert "altered or corrupt" in warning and "base weights" in warning
         session = rt.new_session("corrupt")
-        turn = rt.run_turn(session.id, "Reverse a string in Python.", label="L2")
+        turn = rt.run_turn(TurnRequest(session.id, "Reverse a string in Python.", label="L2"))
     assert turn.adapter_revision == BASE_REVISION != expected.revision

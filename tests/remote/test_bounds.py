@@ -84,5 +84,5 @@ def test_an_oversized_remote_answer_fails_over_and_keeps_none_of_it(
     [failover] = [n for n in ran.notices if n.kind == "failover"]
     assert failover.discarded_chars == len(ran.text_before_failover())
     assert "333" not in r.answer and r.answer == ran.text_after_failover().strip()
-    [stored] = branch(runtime.db(), r.session)
+    [stored] = branch(runtime.db(), r.session_id)
     assert (stored.backend, stored.answer) == ("local", r.answer)

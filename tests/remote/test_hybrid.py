@@ -16,6 +16,7 @@ from macaron_local.remote import Notice, conversation_id
 from macaron_local.store import branch, get_turn, summaries
 from macaron_local.turns.pipeline import Runtime
 from macaron_local.turns.result import TurnResult
+from macaron_local.turns.turn import TurnEvents, TurnRequest
 from tests.remote.conftest import Clock
 from tests.remote.faultproxy import Fault, FaultProxy
 from tests.remote.venti import SERVED, Venti
@@ -45,12 +46,11 @@ def ask(rt: Runtime, text: str, label: str, *, session: str | None = None, **kw:
     sid = session or rt.new_session("t").id
     ran = Ran(result=None)  # type: ignore[arg-type]
     ran.result = rt.run_turn(
-        sid,
-        text,
-        label=label,
-        on_text=lambda p: ran.events.append(("text", p)),
-        on_notice=lambda n: ran.events.append(("notice", n)),
-        **kw,  # type: ignore[arg-type]
+        TurnRequest(sid, text, label=label, **kw),  # type: ignore[arg-type]
+        TurnEvents(
+            on_text=lambda p: ran.events.append(("text", p)),
+            on_notice=lambda n: ran.events.append(("notice", n)),
+        ),
     )
     return ran
 
@@ -65,18 +65,18 @@ def test_heavy_label_runs_remote(runtime: Runtime, remote_env: FaultProxy, venti
     assert (r.backend, r.meta["heavy"], r.meta["remote_model"]) == ("remote", "label", SERVED)
     assert "failover_reason" not in r.meta and not first.notices
     assert r.answer == "".join(str(p) for _, p in first.events).strip() and r.answer
-    stored = get_turn(runtime.db(), r.turn)
+    stored = get_turn(runtime.db(), r.id)
     assert (stored.backend, stored.failover_reason) == ("remote", None)
-    second = ask(runtime, "Now make it subtract.", "L2", session=r.session)
+    second = ask(runtime, "Now make it subtract.", "L2", session=r.session_id)
     sent = chats(remote_env)
     assert len(sent) == 2
-    assert {s.headers["x-conversation-id"] for s in sent} == {conversation_id(r.session)}
+    assert {s.headers["x-conversation-id"] for s in sent} == {conversation_id(r.session_id)}
     assert sent[0].body["model"] == SERVED and sent[0].body["stream"] is True
     assert sent[0].headers["authorization"] == f"Bearer {venti.api_key}"
     # the second request carries the first turn verbatim (its own label's view)
     assert any(m["content"] == r.answer for m in sent[1].body["messages"])
     runtime.finish_pending()  # route and summary stay local: the summary is written here
-    assert summaries(runtime.db(), [r.turn, second.result.turn])[r.turn].text
+    assert summaries(runtime.db(), [r.id, second.result.id])[r.id].text
 
 
 def test_light_turn_stays_local(runtime: Runtime, remote_env: FaultProxy) -> None:
@@ -128,7 +128,7 @@ def test_each_fault_fails_over_to_local(
     if fault.kind == "drop":
         assert failover[0].discarded_chars > 0
     assert r.answer == ran.text_after_failover().strip() and r.answer
-    stored = branch(runtime.db(), r.session)
+    stored = branch(runtime.db(), r.session_id)
     assert [(t.request, t.backend, t.failover_reason) for t in stored] == [(text, "local", reason)]
 
 
@@ -206,7 +206,7 @@ def test_a_view_longer_than_the_local_context_goes_remote(
     assert (ran.result.backend, ran.result.meta["heavy"]) == ("remote", "long_view")
     assert chats(remote_env)[-1].body["messages"][-1]["content"] == text
     runtime.finish_pending()  # the local summary of a too-long turn is clipped to fit
-    assert summaries(runtime.db(), [ran.result.turn])[ran.result.turn].text
+    assert summaries(runtime.db(), [ran.result.id])[ran.result.id].text
 
 
 def test_a_long_view_with_the_remote_failing_rolls_back(
@@ -218,6 +218,9 @@ def test_a_long_view_with_the_remote_failing_rolls_back(
     remote_env.set(Fault("status", 500))
     notices: list[Notice] = []
     with pytest.raises(TurnError, match="view needs"):
-        runtime.run_turn(s.id, _long_request(runtime, "L0"), label="L0", on_notice=notices.append)
+        runtime.run_turn(
+            TurnRequest(s.id, _long_request(runtime, "L0"), label="L0"),
+            TurnEvents(on_notice=notices.append),
+        )
     assert branch(runtime.db(), s.id) == before
     assert notices[0].reason == "server_error" and "cannot take it" in str(notices[0])

@@ -23,6 +23,7 @@ from macaron_local.experience.log import rows as experience_rows
 from macaron_local.experience.settings import set_user_choice
 from macaron_local.store import export_session
 from macaron_local.turns.pipeline import Runtime
+from macaron_local.turns.turn import TurnEvents, TurnRequest
 from tests.remote.conftest import FileKeyring
 from tests.remote.faultproxy import Fault, FaultProxy
 from tests.remote.venti import Venti
@@ -51,9 +52,9 @@ def test_a_planted_key_is_never_written(
     caplog.set_level(logging.DEBUG)
     try:
         s = runtime.new_session("leak check")
-        ok = runtime.run_turn(s.id, "Write hello world in C.", label="L2")
+        ok = runtime.run_turn(TurnRequest(s.id, "Write hello world in C.", label="L2"))
         proxy.set(Fault("status", 500))
-        failed = runtime.run_turn(s.id, "And in Go.", label="L2")
+        failed = runtime.run_turn(TurnRequest(s.id, "And in Go.", label="L2"))
         runtime.finish_pending()
     finally:
         logging.getLogger().removeHandler(handler)
@@ -67,7 +68,7 @@ def test_a_planted_key_is_never_written(
     (exports / "session.json").write_text(export_session(db, s.id, "json"))
     (exports / "session.md").write_text(export_session(db, s.id, "markdown"))
     kept = {r.turn_id for r in experience_rows(db)}
-    assert {ok.turn, failed.turn} <= kept
+    assert {ok.id, failed.id} <= kept
     (exports / "experience.json").write_text(json.dumps(export_experience(db), default=str))
 
     files = [p for p in runtime_home.rglob("*") if p.is_file()]
@@ -98,7 +99,10 @@ def test_a_key_the_remote_echoes_is_scrubbed_everywhere(
     proxy.set(Fault("echo_auth"))
     notices: list[object] = []
     s = runtime.new_session("echo")
-    turn = runtime.run_turn(s.id, "Write hello world in C.", label="L2", on_notice=notices.append)
+    turn = runtime.run_turn(
+        TurnRequest(s.id, "Write hello world in C.", label="L2"),
+        TurnEvents(on_notice=notices.append),
+    )
     runtime.finish_pending()
     assert proxy.requests[-1].headers["authorization"] == f"Bearer {key}"  # the echo had it
     detail = turn.meta["failover_detail"]

@@ -25,6 +25,7 @@ from macaron_local.store import (
     search,
 )
 from macaron_local.turns.pipeline import Runtime
+from macaron_local.turns.turn import TurnRequest
 from tests.conftest import macaron_home
 from tests.turns.conftest import write_fast_profile
 
@@ -72,5 +73,5 @@ def test_a_turn_on_broken_text_is_refused_before_the_model(
     with macaron_home(home), Runtime.open("test-fast", db_path=home / "m.db") as rt:
         sid = rt.new_session("fine").id
         with pytest.raises(TurnError, match="not valid Unicode"):
-            rt.run_turn(sid, BROKEN, label="L0")
+            rt.run_turn(TurnRequest(sid, BROKEN, label="L0"))
         assert branch(rt.db(), sid) == []

@@ -25,23 +25,29 @@ from typing import Any
 from macaron_local.errors import MacaronError, PluginError, StoreError, TurnError
 from macaron_local.facade import (
     HEAD,
+    NO_EVENTS,
     NOT_KEPT,
     AdapterItem,
     ExperienceStatus,
     FeedbackOutcome,
     ModelReport,
     OnNotice,
-    OnRoute,
-    OnText,
     ProfileItem,
     ProfileReport,
     RefineOutcome,
     RefineProgress,
     SearchItem,
     SessionItem,
+    TurnEvents,
     TurnItem,
+    TurnRequest,
 )
 from macaron_local.remote.hybrid import Notice
+from macaron_local.turns.route import RouteResult
+
+OnText = Callable[[str], None] | None
+ROLES = {"L0": ("chat", "Chat"), "L1": ("agent", "Agent"), "L2": ("coding", "Coding")}
+ROLES |= {"L3": ("genui", "GenUI")}  # the bundled profile's labels and roles
 
 EPOCH = datetime(2026, 1, 1, 12, 0, 0)
 PROBS = {"L0": 0.05, "L1": 0.05, "L2": 0.05, "L3": 0.05}
@@ -211,45 +217,44 @@ class ScriptedAssistant:
     def _with_branch(self, s: _Session, t: TurnItem) -> TurnItem:
         sibs = [x.id for x in s.turns if x.parent_id == t.parent_id]
         summary = f"summary of {t.request!r}" if self.summaries_written else None
-        return replace(t, branch=sibs.index(t.id) + 1, branches=len(sibs), summary=summary)
+        update = {"branch": sibs.index(t.id) + 1, "branches": len(sibs), "summary": summary}
+        return t.model_copy(update=update)
 
     # --- turns -----------------------------------------------------------------------------
 
-    def run_turn(
-        self,
-        session_id: str,
-        text: str,
-        *,
-        label: str | None = None,
-        parent_id: str | None = HEAD,
-        on_route: OnRoute | None = None,
-        on_text: OnText | None = None,
-        cancel: threading.Event | None = None,
-        remote: bool = False,
-        on_notice: OnNotice | None = None,
-    ) -> TurnItem:
-        self._get(session_id)
+    def specialists(self) -> dict[str, str]:
+        return {label: name for label, (_, name) in ROLES.items()}
+
+    def label_for(self, role: str) -> str | None:
+        return next((label for label, (r, _) in ROLES.items() if r == role), None)
+
+    def run_turn(self, request: TurnRequest, events: TurnEvents = NO_EVENTS) -> TurnItem:
+        self._get(request.session_id)
         while not self._ready:  # like the real one: a turn waits for the model
-            self._wait(cancel)
+            self._wait(events.cancel)
             time.sleep(0.01)
-        routed, answer = script(text)
-        kind = "manual" if label else "auto"
-        label = label or routed
-        if on_route:
-            on_route(label, kind)
+        routed, answer = script(request.text)
+        kind = "manual" if request.label else "auto"
+        label = request.label or routed
+        events.routed(RouteResult(label, kind))
         if self.fail_next is not None:
             err, self.fail_next = self.fail_next, None
             raise TurnError(f"the {label} answer failed: {err}; nothing was saved")
-        backend, failover = self._remote(answer, remote, on_text, on_notice, cancel)
+        backend, failover = self._remote(
+            answer, request.remote, events.on_text, events.on_notice, events.cancel
+        )
         self.streaming.set()
         try:
             if backend == "local":
-                self._stream(answer, on_text, cancel)
+                self._stream(answer, events.on_text, events.cancel)
         finally:
             self.streaming.clear()
-        return self._commit(session_id, text, answer, label, kind, parent_id, backend, failover)
+        return self._commit(
+            request.session_id, request.text, answer, label, kind, request.parent_id, backend,
+            failover,
+        )  # fmt: skip
 
-    def _stream(self, answer: str, on_text: OnText | None, cancel: threading.Event | None) -> None:
+    def _stream(self, answer: str, on_text: OnText, cancel: threading.Event | None) -> None:
         for i, word in enumerate(answer.split(" ")):
             self._wait(cancel)
             if on_text:
@@ -262,7 +267,7 @@ class ScriptedAssistant:
         self,
         answer: str,
         remote: bool,
-        on_text: OnText | None,
+        on_text: OnText,
         on_notice: OnNotice | None,
         cancel: threading.Event | None,
     ) -> tuple[str, str | None]:
@@ -317,6 +322,7 @@ class ScriptedAssistant:
         parent = s.item.head_turn_id if parent_id == HEAD else parent_id
         probs = {**PROBS, label: 0.85} if kind == "auto" else {}
         item = TurnItem(
+            created_at=EPOCH + timedelta(minutes=self._n),
             id=self._id("t"),
             session_id=session_id,
             parent_id=parent,
@@ -348,49 +354,24 @@ class ScriptedAssistant:
         return turns[-1]
 
     def retry(
-        self,
-        session_id: str,
-        *,
-        label: str | None = None,
-        on_route: OnRoute | None = None,
-        on_text: OnText | None = None,
-        cancel: threading.Event | None = None,
-        on_notice: OnNotice | None = None,
+        self, session_id: str, events: TurnEvents = NO_EVENTS, *, label: str | None = None
     ) -> TurnItem:
         last = self._last(session_id)  # like the facade: a pinned turn is retried pinned
-        return self.run_turn(
-            session_id,
-            last.request,
-            label=label or (last.label if last.route_kind == "manual" else None),
-            parent_id=last.parent_id,
-            on_route=on_route,
-            on_text=on_text,
-            cancel=cancel,
-            on_notice=on_notice,
-        )
+        label = label or (last.label if last.route_kind == "manual" else None)
+        request = TurnRequest(session_id, last.request, label=label, parent_id=last.parent_id)
+        return self.run_turn(request, events)
 
     def edit_last(
         self,
         session_id: str,
         text: str,
+        events: TurnEvents = NO_EVENTS,
         *,
         label: str | None = None,
-        on_route: OnRoute | None = None,
-        on_text: OnText | None = None,
-        cancel: threading.Event | None = None,
-        on_notice: OnNotice | None = None,
     ) -> TurnItem:
         last = self._last(session_id)
-        return self.run_turn(
-            session_id,
-            text,
-            label=label,
-            parent_id=last.parent_id,
-            on_route=on_route,
-            on_text=on_text,
-            cancel=cancel,
-            on_notice=on_notice,
-        )
+        request = TurnRequest(session_id, text, label=label, parent_id=last.parent_id)
+        return self.run_turn(request, events)
 
     def switch_branch(self, session_id: str, turn_id: str, step: int) -> str | None:
         s = self._get(session_id)
@@ -527,20 +508,17 @@ class ScriptedAssistant:
         session_id: str,
         action: Any,
         doc: Any,
+        events: TurnEvents = NO_EVENTS,
         *,
         turn_id: str | None = None,
-        on_route: OnRoute | None = None,
-        on_text: OnText | None = None,
-        cancel: threading.Event | None = None,
     ) -> TurnItem:
         """A sticky L3 turn carrying the submission (``turn_text``: no NoAI values)."""
         from macaron_local.genui.actions import turn_text
 
         text = turn_text(action, doc)
-        if on_route:
-            on_route("L3", "sticky")
+        events.routed(RouteResult("L3", "sticky"))
         answer = f"Got it: {text}"
-        self._stream(answer, on_text, cancel)
+        self._stream(answer, events.on_text, events.cancel)
         self.ui_sent.append((turn_id, text))
         return self._commit(session_id, text, answer, "L3", "sticky", HEAD)
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from macaron_local.experience import set_user_choice
-from macaron_local.facade import Assistant, OnText, TurnItem
+from macaron_local.facade import NO_EVENTS, Assistant, TurnEvents, TurnItem, TurnRequest
 from macaron_local.tui.app import make_app
 from macaron_local.tui.settings import Settings
 from macaron_local.tui.widgets.messages import AssistantMessage
@@ -28,15 +29,13 @@ class CountingAssistant(Assistant):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.pieces: list[str] = []
 
-    def run_turn(
-        self, session_id: str, text: str, *, on_text: OnText | None = None, **kwargs: object
-    ) -> TurnItem:
+    def run_turn(self, request: TurnRequest, events: TurnEvents = NO_EVENTS) -> TurnItem:
         def count(piece: str) -> None:
             self.pieces.append(piece)
-            if on_text:
-                on_text(piece)
+            if events.on_text:
+                events.on_text(piece)
 
-        return super().run_turn(session_id, text, on_text=count, **kwargs)  # type: ignore[arg-type]
+        return super().run_turn(request, replace(events, on_text=count))
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from macaron_local.facade import Assistant
+from macaron_local.turns.turn import TurnRequest
 from tests.conftest import macaron_home
 from tests.turns.conftest import write_fast_profile
 
@@ -23,14 +24,16 @@ def test_retry_draws_a_fresh_seed_keeps_the_pin_and_branches_are_kept(tmp_path: 
         try:
             assert a.wait_ready(300), a.status
             sid = a.create_session("seeds").id
-            first = a.run_turn(sid, "Write one sentence about the sea.", label="L0")
+            first = a.run_turn(TurnRequest(sid, "Write one sentence about the sea.", label="L0"))
             retries = [a.retry(sid) for _ in range(2)]
             again = a.run_turn(
-                sid,
-                first.request,
-                label="L0",
-                parent_id=first.parent_id,
-                seed=int(retries[0].meta["seed"]),  # type: ignore[arg-type]
+                TurnRequest(
+                    sid,
+                    first.request,
+                    label="L0",
+                    parent_id=first.parent_id,
+                    seed=int(retries[0].meta["seed"]),
+                )
             )
         finally:
             a.close()

@@ -21,6 +21,7 @@ from macaron_local.tui.app import MacaronApp, make_app
 from macaron_local.tui.settings import Settings
 from macaron_local.tui.widgets.messages import AssistantMessage
 from macaron_local.tui.widgets.prompt import PromptInput
+from macaron_local.turns.turn import TurnRequest
 from tests.tui.conftest import SIZE, wait_for
 from tests.tui.scripted import ScriptedAssistant
 
@@ -40,9 +41,9 @@ def _chat_app(tmp_path: Path) -> tuple[MacaronApp, str]:
     scripted = ScriptedAssistant()
     scripted.remote_url = "https://venti.example.test"
     sid = scripted.create_session("reverse a list").id
-    scripted.run_turn(sid, "write code to reverse a list")
-    scripted.run_turn(sid, "thanks", label="L0")
-    scripted.run_turn(sid, "summarize what we did", remote=True)
+    scripted.run_turn(TurnRequest(sid, "write code to reverse a list"))
+    scripted.run_turn(TurnRequest(sid, "thanks", label="L0"))
+    scripted.run_turn(TurnRequest(sid, "summarize what we did", remote=True))
     app = make_app(Settings(), scripted, settings_file=tmp_path / "settings.toml")
     return app, sid
 

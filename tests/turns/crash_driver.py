@@ -35,6 +35,7 @@ from macaron_local.store import pending_summaries
 from macaron_local.turns import pipeline
 from macaron_local.turns import summaries as hops
 from macaron_local.turns.pipeline import Runtime
+from macaron_local.turns.turn import TurnEvents, TurnRequest
 
 PROFILE = "test-fast"
 LABELS = ("L0", "L1", "L2", "L3")
@@ -136,18 +137,17 @@ def main(db_path: str, session_id: str, seed: int, max_turns: int | None) -> Non
 
         try:
             result = runtime.run_turn(
-                session_id,
-                text,
-                on_text=on_text,
-                on_route=lambda d, n=n: say("routed", n, d.label, d.kind),
-                **kw,
+                TurnRequest(session_id, text, **kw),
+                TurnEvents(
+                    on_text=on_text, on_route=lambda d, n=n: say("routed", n, d.label, d.kind)
+                ),
             )
         except TurnError as exc:  # rolled back (an empty answer, say): the session is as before
             say("failed", n, type(exc).__name__)
             n += 1
             continue
-        say("done", n, result.turn)
-        last = (result.turn, result.label)
+        say("done", n, result.id)
+        last = (result.id, result.label)
         n += 1
         if rng.random() < 0.35:
             say("wait")

@@ -9,6 +9,7 @@ import pytest
 
 from macaron_local.turns import pipeline
 from macaron_local.turns.pipeline import IDLE_NOTE, Runtime
+from macaron_local.turns.turn import TurnRequest
 from tests.agent.test_boundary import _wait_for
 
 
@@ -50,6 +51,6 @@ def test_an_idle_repl_is_closed_and_its_loss_is_said(
     monkeypatch.setattr(runtime, "agent", lambda session_id, label="L1": Recorder())
     s = runtime.new_session()
     runtime._agents_idled.add(f"{s.id}:L1")
-    runtime.run_turn(s.id, "what was x?", label="L1")
+    runtime.run_turn(TurnRequest(s.id, "what was x?", label="L1"))
     assert any(m["content"] == IDLE_NOTE for m in seen[0])
     assert f"{s.id}:L1" not in runtime._agents_idled  # said once

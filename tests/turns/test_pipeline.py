@@ -10,6 +10,7 @@ from macaron_local.errors import TurnError
 from macaron_local.store import branch, export_session, import_session, summaries
 from macaron_local.turns.adapters import Binding
 from macaron_local.turns.pipeline import Runtime
+from macaron_local.turns.turn import TurnEvents, TurnRequest
 from macaron_local.turns.views import summary_note
 from tests.conftest import macaron_home
 
@@ -19,11 +20,12 @@ def test_auto_route_answers_and_records_everything(runtime: Runtime) -> None:
     pieces: list[str] = []
     routes = []
     result = runtime.run_turn(
-        s.id, "What is the capital of Italy?", on_text=pieces.append, on_route=routes.append
+        TurnRequest(s.id, "What is the capital of Italy?"),
+        TurnEvents(on_text=pieces.append, on_route=routes.append),
     )
-    assert result.route in {"auto", "fallback"} and result.label in runtime.profile.labels
+    assert result.route_kind in {"auto", "fallback"} and result.label in runtime.profile.labels
     assert routes[0].label == result.label
-    if result.route == "auto":
+    if result.route_kind == "auto":
         assert abs(sum(result.route_probs.values()) - 1) < 1e-3
         assert max(result.route_probs, key=result.route_probs.get) == result.label
     assert "".join(pieces).strip() == result.answer and result.answer
@@ -31,21 +33,23 @@ def test_auto_route_answers_and_records_everything(runtime: Runtime) -> None:
     assert {"route_ms", "ttft_ms", "answer_ms", "total_ms"} <= set(result.timings)
     assert result.tokens["completion"] > 0 and result.tokens["route"] > 0
     runtime.finish_pending()
-    assert summaries(runtime.db(), [result.turn])[result.turn].text
+    assert summaries(runtime.db(), [result.id])[result.id].text
 
 
 def test_manual_pin_is_recorded(runtime: Runtime) -> None:
     s = runtime.new_session()
-    result = runtime.run_turn(s.id, "hello there", label="L2")
-    assert (result.label, result.route, result.route_probs) == ("L2", "manual", {})
+    result = runtime.run_turn(TurnRequest(s.id, "hello there", label="L2"))
+    assert (result.label, result.route_kind, result.route_probs) == ("L2", "manual", {})
 
 
 def test_tool_result_is_sticky(runtime: Runtime) -> None:
     s = runtime.new_session()
-    call = runtime.run_turn(s.id, "list my todos", label="L1")
-    result = runtime.run_turn(s.id, "[tool result] 3 open todos", tool_result_of=call.turn)
-    assert (result.label, result.route) == ("L1", "sticky")
-    assert branch(runtime.db(), s.id)[-1].tool_result_of == call.turn
+    call = runtime.run_turn(TurnRequest(s.id, "list my todos", label="L1"))
+    result = runtime.run_turn(
+        TurnRequest(s.id, "[tool result] 3 open todos", tool_result_of=call.id)
+    )
+    assert (result.label, result.route_kind) == ("L1", "sticky")
+    assert branch(runtime.db(), s.id)[-1].tool_result_of == call.id
 
 
 def test_route_failure_falls_back_and_the_turn_goes_on(runtime: Runtime) -> None:
@@ -56,23 +60,23 @@ def test_route_failure_falls_back_and_the_turn_goes_on(runtime: Runtime) -> None
         update={"router": saved.router.model_copy(update={"decode_budget": 1})}
     )
     try:
-        result = runtime.run_turn(s.id, "write me a poem about tea")
+        result = runtime.run_turn(TurnRequest(s.id, "write me a poem about tea"))
     finally:
         runtime.profile = saved
-    assert (result.label, result.route) == (saved.router.fallback, "fallback")
+    assert (result.label, result.route_kind) == (saved.router.fallback, "fallback")
     assert result.answer and "route_error" in result.meta
     assert branch(runtime.db(), s.id)[-1].route_kind == "fallback"
 
 
 def test_answer_failure_rolls_back(runtime: Runtime) -> None:
     s = runtime.new_session()
-    runtime.run_turn(s.id, "first", label="L0")
+    runtime.run_turn(TurnRequest(s.id, "first", label="L0"))
     before = branch(runtime.db(), s.id)
     saved = runtime.bindings["L2"]
     runtime.bindings["L2"] = Binding("L2", "not-loaded", "base")
     try:
         with pytest.raises(TurnError, match="not-loaded"):
-            runtime.run_turn(s.id, "fix my code", label="L2")
+            runtime.run_turn(TurnRequest(s.id, "fix my code", label="L2"))
     finally:
         runtime.bindings["L2"] = saved
     assert branch(runtime.db(), s.id) == before
@@ -82,7 +86,7 @@ def test_views_hold_own_turns_verbatim_and_others_as_summaries(runtime: Runtime)
     s = runtime.new_session()
     plan = ["L0", "L2", "L0", "L2", "L1", "L0"]
     for i, label in enumerate(plan):
-        runtime.run_turn(s.id, f"question number {i} for {label}", label=label)
+        runtime.run_turn(TurnRequest(s.id, f"question number {i} for {label}", label=label))
     runtime.finish_pending()
     history = branch(runtime.db(), s.id)
     stored = summaries(runtime.db(), [t.id for t in history])
@@ -97,7 +101,7 @@ def test_views_hold_own_turns_verbatim_and_others_as_summaries(runtime: Runtime)
                     {"role": "assistant", "content": t.answer},
                 ]
             else:
-                expected.append(summary_note(t, stored[t.id].text))
+                expected.append(summary_note(runtime.profile, t, stored[t.id].text))
         expected.append({"role": "user", "content": "next question"})
         assert view.messages == expected
         assert view.compacted == 0
@@ -108,7 +112,9 @@ def test_compaction_replaces_oldest_own_turns_with_summaries(runtime: Runtime) -
     s = runtime.new_session()
     filler = "Here is some background about my garden. " * 40
     for i in range(3):
-        runtime.run_turn(s.id, f"{filler} Question {i}: what should I plant?", label="L0")
+        runtime.run_turn(
+            TurnRequest(s.id, f"{filler} Question {i}: what should I plant?", label="L0")
+        )
     runtime.finish_pending()
     history = branch(runtime.db(), s.id)
     full = runtime._view("L0", history, "and now?")
@@ -121,8 +127,7 @@ def test_compaction_replaces_oldest_own_turns_with_summaries(runtime: Runtime) -
         history,
         "and now?",
         summary_of=runtime.summary_for,
-        count_tokens=runtime.engine.count_tokens,
-        render=runtime.engine.render_chat,
+        chat_tokens=runtime.engine.chat_tokens,
         n_ctx=n_full - 50 + runtime.profile.memory.answer_reserve,
     )
     assert small.compacted >= 1
@@ -134,28 +139,29 @@ def test_compaction_replaces_oldest_own_turns_with_summaries(runtime: Runtime) -
 
 def test_cancel_rolls_back(runtime: Runtime) -> None:
     s = runtime.new_session()
-    runtime.run_turn(s.id, "first", label="L0")
+    runtime.run_turn(TurnRequest(s.id, "first", label="L0"))
     before = branch(runtime.db(), s.id)
     cancel = threading.Event()
     with pytest.raises(TurnError, match="cancelled"):
         runtime.run_turn(
-            s.id, "tell me a long story", label="L0", cancel=cancel, on_text=lambda _p: cancel.set()
+            TurnRequest(s.id, "tell me a long story", label="L0"),
+            TurnEvents(cancel=cancel, on_text=lambda _p: cancel.set()),
         )
     assert branch(runtime.db(), s.id) == before
 
 
 def test_retry_creates_a_branch_and_keeps_the_old_one(runtime: Runtime) -> None:
     s = runtime.new_session()
-    first = runtime.run_turn(s.id, "name a fruit", label="L0")
-    retry = runtime.run_turn(s.id, "name a vegetable", label="L0", parent_id=None)
-    assert [t.id for t in branch(runtime.db(), s.id)] == [retry.turn]
-    assert [t.id for t in branch(runtime.db(), s.id, first.turn)] == [first.turn]
+    first = runtime.run_turn(TurnRequest(s.id, "name a fruit", label="L0"))
+    retry = runtime.run_turn(TurnRequest(s.id, "name a vegetable", label="L0", parent_id=None))
+    assert [t.id for t in branch(runtime.db(), s.id)] == [retry.id]
+    assert [t.id for t in branch(runtime.db(), s.id, first.id)] == [first.id]
 
 
 def test_export_import_round_trip(runtime: Runtime) -> None:
     s = runtime.new_session("round trip")
-    runtime.run_turn(s.id, "hi", label="L0")
-    runtime.run_turn(s.id, "write hello world in python", label="L2")
+    runtime.run_turn(TurnRequest(s.id, "hi", label="L0"))
+    runtime.run_turn(TurnRequest(s.id, "write hello world in python", label="L2"))
     runtime.finish_pending()
     exported = export_session(runtime.db(), s.id, fmt="json")
     new_id = import_session(runtime.db(), exported, labels=runtime.profile.labels)
@@ -176,13 +182,17 @@ def test_a_summary_past_the_profiles_wait_is_a_provisional_note(runtime: Runtime
     blocker = runtime._summarizer.submit(gate.wait, 60)  # turn 1's summary queues behind it
     try:
         s = runtime.new_session()
-        first = runtime.run_turn(s.id, "I am planting tulips this weekend.", label="L0")
-        second = runtime.run_turn(s.id, "Write a Python list of three flowers.", label="L2")
-        turn = get_turn(runtime.db(), second.turn)
-        assert turn.meta["provisional_summaries"] == [first.turn]
-        one = get_turn(runtime.db(), first.turn)
+        first = runtime.run_turn(
+            TurnRequest(s.id, "I am planting tulips this weekend.", label="L0")
+        )
+        second = runtime.run_turn(
+            TurnRequest(s.id, "Write a Python list of three flowers.", label="L2")
+        )
+        turn = get_turn(runtime.db(), second.id)
+        assert turn.meta["provisional_summaries"] == [first.id]
+        one = get_turn(runtime.db(), first.id)
         view = runtime._view("L2", [one], "and now?")  # still pending: the stand-in again
-        assert view.messages[1] == summary_note(one, provisional_summary(one))
+        assert view.messages[1] == summary_note(runtime.profile, one, provisional_summary(one))
         assert view.messages[1]["content"].startswith(
             "[Earlier turn handled by L0 Chat] (provisional) The user asked: I am planting "
             "tulips this weekend. The answer began: "
@@ -192,9 +202,9 @@ def test_a_summary_past_the_profiles_wait_is_a_provisional_note(runtime: Runtime
         blocker.result()
         runtime.profile = profile
     runtime.finish_pending()
-    real = summaries(runtime.db(), [first.turn])[first.turn].text  # written after all
+    real = summaries(runtime.db(), [first.id])[first.id].text  # written after all
     view = runtime._view("L2", branch(runtime.db(), s.id), "and one more?")
-    assert summary_note(get_turn(runtime.db(), first.turn), real) in view.messages
+    assert summary_note(runtime.profile, get_turn(runtime.db(), first.id), real) in view.messages
     assert not any("(provisional)" in m["content"] for m in view.messages)
 
 
@@ -227,18 +237,18 @@ def test_a_turn_left_without_a_summary_is_waited_for_only_as_long_as_the_profile
     that needs it waits at most ``summary_wait_s`` like for any other (it used to be made on the
     spot at interactive priority, whatever the wait), and it is written in the background."""
     s = runtime.new_session()
-    first = runtime.run_turn(s.id, "My sister is visiting on Friday.", label="L0")
+    first = runtime.run_turn(TurnRequest(s.id, "My sister is visiting on Friday.", label="L0"))
     runtime.finish_pending()
-    runtime.db().execute("DELETE FROM summaries WHERE turn_id = ?", [first.turn])
+    runtime.db().execute("DELETE FROM summaries WHERE turn_id = ?", [first.id])
     runtime.db().conn.commit()
-    turn = next(t for t in branch(runtime.db(), s.id) if t.id == first.turn)
+    turn = next(t for t in branch(runtime.db(), s.id) if t.id == first.id)
     gate = threading.Event()
     blocker = runtime._summarizer.submit(gate.wait, 60)  # the writer is busy
     try:
         assert runtime.summary_for(turn, timeout=0.0) is None  # no wait past the profile's
-        assert first.turn in runtime._pending  # queued, not dropped
+        assert first.id in runtime._pending  # queued, not dropped
     finally:
         gate.set()
         blocker.result()
     runtime.finish_pending()
-    assert summaries(runtime.db(), [first.turn])[first.turn].text
+    assert summaries(runtime.db(), [first.id])[first.id].text

@@ -56,8 +56,7 @@ def _view(engine: Any, profile: Any, label: str, history: list[TurnRecord]) -> V
         history,
         "and the next one?",
         summary_of=_summary,
-        count_tokens=engine.count_tokens,
-        render=engine.render_chat,
+        chat_tokens=engine.chat_tokens,
         n_ctx=4096,
     )
 

@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static, TextArea
 
 from macaron_local.errors import MacaronError, TurnError
-from macaron_local.facade import NO_REMOTE, SPECIALISTS, TurnItem, split_remote
+from macaron_local.facade import NO_REMOTE, TurnEvents, TurnItem, TurnRequest, split_remote
 from macaron_local.genui.actions import turn_text
 from macaron_local.tui.commands import COMMANDS, PINS, parse
 from macaron_local.tui.errors import report
@@ -137,6 +137,11 @@ class ChatScreen(SessionActions, Screen[None]):
     def assistant(self):  # noqa: ANN201 - the app's AssistantProtocol
         return self.app.assistant  # type: ignore[attr-defined]
 
+    @property
+    def names(self) -> dict[str, str]:
+        """Each label's specialist name, from the profile."""
+        return dict(self.assistant.specialists())
+
     # --- nothing typed is dropped ------------------------------------------------------------
 
     def on_screen_resume(self) -> None:
@@ -191,7 +196,7 @@ class ChatScreen(SessionActions, Screen[None]):
             parts.append(f"{len(self.queued)} queued (Up on an empty input takes one back)")
         parts.append(a.status)
         if self.pin:
-            parts.append(f"pinned to {self.pin} {SPECIALISTS[self.pin]} (/auto to route)")
+            parts.append(f"pinned to {self.pin} {self.names.get(self.pin, '')} (/auto to route)")
         if self.editing:
             parts.append("editing the last message (Enter sends a new branch)")
         if self.not_learning:
@@ -240,11 +245,14 @@ class ChatScreen(SessionActions, Screen[None]):
 
     async def run_slash(self, name: str, arg: str) -> None:
         if name in PINS:
-            if arg:
-                await self.start_turn("new", arg, PINS[name])
+            label = self.assistant.label_for(PINS[name])
+            if label is None:
+                self.notify(f"This profile has no {PINS[name]} specialist.", severity="warning")
+            elif arg:
+                await self.start_turn("new", arg, label)
             else:
-                self.pin = PINS[name]
-                self.notify(f"Turns go to {self.pin} {SPECIALISTS[self.pin]} until /auto.")
+                self.pin = label
+                self.notify(f"Turns go to {label} {self.names.get(label, '')} until /auto.")
             return
         if name == "edit" and arg:
             await self.start_turn("edit", arg, self.pin)
@@ -396,8 +404,11 @@ class ChatScreen(SessionActions, Screen[None]):
         if remote:
             return f"/remote {text}"
         if label is not None and label != self.pin:
-            name = next(k for k, v in PINS.items() if v == label)
-            return f"/{name} {text}"
+            name = next(
+                (k for k, role in PINS.items() if self.assistant.label_for(role) == label), None
+            )
+            if name is not None:
+                return f"/{name} {text}"
         return f"//{text}" if text.startswith("/") else text
 
     async def _drop_last(self, *, keep_user: bool) -> None:
@@ -410,28 +421,23 @@ class ChatScreen(SessionActions, Screen[None]):
 
     @work(thread=True, exclusive=True, group="turn", exit_on_error=False)
     def turn_worker(self, widget: AssistantMessage, job: TurnJob) -> None:
-        kwargs = {
-            "label": job.label,
-            "cancel": job.cancel,
-            "on_route": lambda lb, kind: widget.post_message(AssistantMessage.Routed(lb, kind)),
-            "on_text": lambda piece: widget.post_message(AssistantMessage.Piece(piece)),
-            "on_notice": lambda notice: widget.post_message(AssistantMessage.Noticed(notice)),
-        }
+        events = TurnEvents(
+            on_route=lambda r: widget.post_message(AssistantMessage.Routed(r.label, r.kind)),
+            on_text=lambda piece: widget.post_message(AssistantMessage.Piece(piece)),
+            on_notice=lambda notice: widget.post_message(AssistantMessage.Noticed(notice)),
+            cancel=job.cancel,
+        )
         try:
             if job.mode == "retry":
-                item = self.assistant.retry(job.session_id, **kwargs)
+                item = self.assistant.retry(job.session_id, events, label=job.label)
             elif job.mode == "edit":
-                item = self.assistant.edit_last(job.session_id, job.text, **kwargs)
+                item = self.assistant.edit_last(job.session_id, job.text, events, label=job.label)
             elif job.mode == "ui" and job.ui is not None:
                 action, doc, turn_id = job.ui
-                del kwargs["label"], kwargs["on_notice"]
-                item = self.assistant.ui_send(
-                    job.session_id, action, doc, turn_id=turn_id, **kwargs
-                )
+                item = self.assistant.ui_send(job.session_id, action, doc, events, turn_id=turn_id)
             else:
-                item = self.assistant.run_turn(
-                    job.session_id, job.text, remote=job.remote, **kwargs
-                )
+                request = TurnRequest(job.session_id, job.text, label=job.label, remote=job.remote)
+                item = self.assistant.run_turn(request, events)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a notice
             widget.post_message(AssistantMessage.Final(None, exc))
             return
@@ -520,7 +526,8 @@ class ChatScreen(SessionActions, Screen[None]):
                 items = self.assistant.history(self.session_id)
             except MacaronError as exc:
                 report(self.app, exc)
-        saved = self._ui_saved([i.id for i in items if i.label == "L3"])
+        genui = self.assistant.label_for("genui")
+        saved = self._ui_saved([i.id for i in items if i.label == genui])
         widgets = []
         for item in items:
             widgets += [

@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Label, Log, ProgressBar, Select, Static
 
 from macaron_local.errors import MacaronError
-from macaron_local.facade import SPECIALISTS, RefineHandle, RefineOutcome, RefineProgress
+from macaron_local.facade import RefineHandle, RefineOutcome, RefineProgress
 from macaron_local.tui.errors import report
 
 INTRO = (
@@ -78,9 +78,10 @@ class RefineScreen(Screen[None]):
         with Vertical(id="refine"):
             yield Static(INTRO, classes="dim", markup=False)
             with Horizontal(id="refine-controls"):
+                names = self.app.assistant.specialists()  # type: ignore[attr-defined]
                 yield Select(
-                    [(f"{k} {v}", k) for k, v in SPECIALISTS.items()],
-                    value="L0",
+                    [(f"{k} {v}", k) for k, v in names.items()],
+                    value=next(iter(names)),
                     allow_blank=False,
                     id="refine-label",
                 )

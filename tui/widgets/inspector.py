@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from macaron_local.facade import SPECIALISTS, TurnItem, badge
+from macaron_local.facade import TurnItem, badge
 
 BAR = 16
 
@@ -30,11 +30,13 @@ def backend_text(item: TurnItem) -> str:
     return "local"
 
 
-def describe(item: TurnItem) -> Text:
-    """The inspector's text for one turn."""
+def describe(item: TurnItem, names: dict[str, str] | None = None) -> Text:
+    """The inspector's text for one turn (``names``: each label's specialist name)."""
+    names = names or {}
     out = Text()
     out.append("Turn ", style="bold").append(f"{item.id}\n")
-    out.append("Answered by ", style="bold").append(badge(item.label, item.route_kind) + "\n")
+    answered = badge(item.label, item.route_kind, name=names.get(item.label, ""))
+    out.append("Answered by ", style="bold").append(answered + "\n")
     out.append("Backend ", style="bold").append(backend_text(item) + "\n")
     if item.branches > 1:
         out.append("Branch ", style="bold").append(f"{item.branch} of {item.branches}\n")
@@ -43,7 +45,7 @@ def describe(item: TurnItem) -> Text:
         out.append("  (not routed: the label was pinned or sticky)\n", style="dim")
     for label, p in sorted(item.route_probs.items(), key=lambda kv: -kv[1]):
         bar = "█" * round(p * BAR)
-        out.append(f"  {label} {SPECIALISTS.get(label, ''):<6} {bar:<{BAR}} {p:6.1%}\n")
+        out.append(f"  {label} {names.get(label, ''):<6} {bar:<{BAR}} {p:6.1%}\n")
     out.append("\nAdapter revision ", style="bold").append(f"{item.adapter_revision}\n")
     if "seed" in item.meta:
         out.append("Sampling seed ", style="bold").append(f"{item.meta['seed']}\n")
@@ -74,4 +76,6 @@ class Inspector(VerticalScroll):
 
     def show(self, item: TurnItem | None) -> None:
         body = self.query_one("#inspector-body", Static)
-        body.update(describe(item) if item else "Select an answer to inspect it.")
+        assistant = getattr(self.app, "assistant", None)
+        names = assistant.specialists() if assistant is not None else {}
+        body.update(describe(item, names) if item else "Select an answer to inspect it.")

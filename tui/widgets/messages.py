@@ -154,7 +154,7 @@ class AssistantMessage(Vertical, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield Static(self._badge_text(), classes="badge", markup=False)
-        answer = split_answer(self.text) if self.item and self.item.label == "L3" else None
+        answer = split_answer(self.text) if self.item and self._draws_ui(self.item.label) else None
         if answer is not None and answer.document is not None:
             yield Markdown(answer.prose or None, classes="answer")
             self.ui_view = GenUIView(answer.document, turn_id=self.item.id, saved=self.ui_saved)
@@ -167,10 +167,27 @@ class AssistantMessage(Vertical, can_focus=True):
         if self.item is None:
             return "… thinking"
         it = self.item
-        text = badge(it.label, it.route_kind, it.backend, it.failover_reason)
+        text = badge(
+            it.label,
+            it.route_kind,
+            it.backend,
+            it.failover_reason,
+            name=self._name(it.label),
+            failed_calls=it.failed_calls,
+        )
         if self.item.branches > 1:
             text += f" · branch {self.item.branch}/{self.item.branches} ([ ] to browse)"
         return text
+
+    def _name(self, label: str) -> str:
+        """The specialist's name from the profile (the app's assistant), else none."""
+        assistant = getattr(self.app, "assistant", None)
+        return assistant.specialists().get(label, "") if assistant is not None else ""
+
+    def _draws_ui(self, label: str) -> bool:
+        """Whether ``label`` is the profile's GenUI specialist (its answers hold a ui block)."""
+        assistant = getattr(self.app, "assistant", None)
+        return assistant is not None and label == assistant.label_for("genui")
 
     @property
     def badge_text(self) -> str:
@@ -180,10 +197,10 @@ class AssistantMessage(Vertical, can_focus=True):
         self.post_message(self.Selected(self))
 
     def on_assistant_message_routed(self, event: Routed) -> None:
-        self._routed = badge(event.label, event.kind)
+        self._routed = badge(event.label, event.kind, name=self._name(event.label))
         where = "answering remotely…" if self.remote else "answering…"
         self.query_one(".badge", Static).update(f"{self._routed} · {where}")
-        if event.label == "L3":
+        if self._draws_ui(event.label):
             self._ui = UiStream()
 
     async def on_assistant_message_noticed(self, event: Noticed) -> None:
@@ -277,7 +294,7 @@ class AssistantMessage(Vertical, can_focus=True):
             self._ui.close()
         if event.item is not None:
             self.item, self.text = event.item, event.item.answer
-            if event.item.label == "L3":
+            if self._draws_ui(event.item.label):
                 await self._settle_ui(self.text)
                 if self.ui_view is not None:  # its submissions go back to this turn (sticky)
                     self.ui_view.turn_id = event.item.id
