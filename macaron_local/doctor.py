@@ -106,7 +106,7 @@ def llama_checks(
 
     try:
         info = (system_info or _lcpp.system_info)()
-        offload = (gpu_offload or (lambda: bool(_lcpp.lib().llama_supports_gpu_offload())))()
+        offload = (gpu_offload or _lcpp.supports_gpu_offload)()
     except Exception as exc:  # noqa: BLE001 - a broken native build is what we report
         yield Check("llama.cpp", "native library", "fail", f"cannot load: {exc}", REBUILD_CPU)
         return

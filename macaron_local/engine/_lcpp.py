@@ -15,33 +15,60 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import llama_cpp as L
+    from llama_cpp._ctypes_extensions import CtypesArray
+
+    # The opaque pointers llama.cpp hands out; callers hold them and pass them back. llama_cpp
+    # declares its functions through an untyped decorator (mypy sees them as Any), so the
+    # functions below state what each call returns.
+    Model: TypeAlias = L.llama_model_p
+    Vocab: TypeAlias = L.llama_vocab_p
+    Context: TypeAlias = L.llama_context_p
+    Adapter: TypeAlias = ctypes._Pointer[ctypes.c_void_p]  # restype llama_adapter_lora_p_ctypes
+    Sampler: TypeAlias = L.llama_sampler_p
+    StateBuffer: TypeAlias = CtypesArray[ctypes.c_uint8]
+else:
+    L = None  # bound to the llama_cpp module by lib(), on the first call
 
 _init_lock = threading.Lock()
-_initialized = False
 _LOG_CB = None  # keep the ctypes callback alive
 
 
-def lib():  # noqa: ANN201 - the llama_cpp module
-    """Import llama_cpp lazily (it loads native libraries) and initialise the backend once."""
-    global _initialized, _LOG_CB
-    import llama_cpp as L
+def lib() -> ModuleType:
+    """Import llama_cpp lazily (it loads native libraries) and initialise the backend once.
 
+    Binds the module to this module's ``L``, which every function below calls through.
+    """
+    global L, _LOG_CB
     with _init_lock:
-        if not _initialized:
+        if L is None:
+            import llama_cpp
+
             if not os.environ.get("MACARON_LLAMA_VERBOSE"):
-                _LOG_CB = L.llama_log_callback(lambda level, text, user: None)
-                L.llama_log_set(_LOG_CB, ctypes.c_void_p(0))
-            L.llama_backend_init()
-            _initialized = True
+                _LOG_CB = llama_cpp.llama_log_callback(lambda level, text, user: None)
+                llama_cpp.llama_log_set(_LOG_CB, ctypes.c_void_p(0))
+            llama_cpp.llama_backend_init()
+            L = llama_cpp
     return L
 
 
 def system_info() -> str:
-    return lib().llama_print_system_info().decode("utf-8", errors="replace")
+    lib()
+    return cast(bytes, L.llama_print_system_info()).decode("utf-8", errors="replace")
+
+
+def supports_gpu_offload() -> bool:
+    lib()
+    return bool(L.llama_supports_gpu_offload())
 
 
 def build_has_amx() -> bool:
@@ -50,50 +77,51 @@ def build_has_amx() -> bool:
 
 
 # --- model ---------------------------------------------------------------------------------
+# Every function that takes a pointer runs after load_model() (the pointer came from it), so
+# only the functions that make something from nothing call lib() first.
 
 
-def load_model(path: str, *, n_gpu_layers: int = 0, vocab_only: bool = False):  # noqa: ANN201
+def load_model(path: str, *, n_gpu_layers: int = 0, vocab_only: bool = False) -> Model | None:
     """Load a GGUF model with mmap; None when llama.cpp refuses it.
 
     On CPU the extra buffer types (AMX / repacked weights) are turned off when the build has AMX:
     a native build's AMX kernels segfault on the first decode on CPUs whose cpuid reports AMX
     that the hypervisor does not allow.
     """
-    L = lib()
+    lib()
     mp = L.llama_model_default_params()
     mp.n_gpu_layers = n_gpu_layers
     mp.load_mode = L.LLAMA_LOAD_MODE_MMAP
     mp.vocab_only = vocab_only
     if n_gpu_layers == 0 and (build_has_amx() or os.environ.get("MACARON_NO_EXTRA_BUFTS")):
         mp.use_extra_bufts = False
-    return L.llama_model_load_from_file(path.encode("utf-8"), mp)
+    return cast("Model | None", L.llama_model_load_from_file(path.encode("utf-8"), mp))
 
 
-def free_model(model) -> None:  # noqa: ANN001
-    lib().llama_model_free(model)
+def free_model(model: Model) -> None:
+    L.llama_model_free(model)
 
 
-def model_meta(model, key: str) -> str | None:  # noqa: ANN001
+def model_meta(model: Model, key: str) -> str | None:
     buf = ctypes.create_string_buffer(1 << 16)
-    n = lib().llama_model_meta_val_str(model, key.encode(), buf, len(buf))
+    n = L.llama_model_meta_val_str(model, key.encode(), buf.raw, len(buf))
     return buf.value.decode("utf-8", errors="replace") if n >= 0 else None
 
 
-def chat_template(model) -> str | None:  # noqa: ANN001
-    raw = lib().llama_model_chat_template(model, None)
+def chat_template(model: Model) -> str | None:
+    raw = L.llama_model_chat_template(model, None)
     return raw.decode("utf-8", errors="replace") if raw else None
 
 
-def vocab(model):  # noqa: ANN001, ANN201
-    return lib().llama_model_get_vocab(model)
+def vocab(model: Model) -> Vocab | None:
+    return cast("Vocab | None", L.llama_model_get_vocab(model))
 
 
-def n_vocab(voc) -> int:  # noqa: ANN001
-    return int(lib().llama_vocab_n_tokens(voc))
+def n_vocab(voc: Vocab) -> int:
+    return int(L.llama_vocab_n_tokens(voc))
 
 
-def tokenize(voc, text: str, *, add_special: bool, parse_special: bool) -> list[int]:  # noqa: ANN001
-    L = lib()
+def tokenize(voc: Vocab, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
     data = text.encode("utf-8")
     cap = len(data) + 16
     buf = (L.llama_token * cap)()
@@ -105,33 +133,32 @@ def tokenize(voc, text: str, *, add_special: bool, parse_special: bool) -> list[
     return list(buf[:n])
 
 
-def token_bytes(voc, token: int, *, special: bool = False) -> bytes:  # noqa: ANN001
+def token_bytes(voc: Vocab, token: int, *, special: bool = False) -> bytes:
     buf = ctypes.create_string_buffer(64)
-    n = lib().llama_token_to_piece(voc, token, buf, len(buf), 0, special)
+    n = L.llama_token_to_piece(voc, token, buf, len(buf), 0, special)
     if n < 0:
         buf = ctypes.create_string_buffer(-n)
-        n = lib().llama_token_to_piece(voc, token, buf, len(buf), 0, special)
+        n = L.llama_token_to_piece(voc, token, buf, len(buf), 0, special)
     return buf.raw[:n]
 
 
-def is_eog(voc, token: int) -> bool:  # noqa: ANN001
-    return bool(lib().llama_vocab_is_eog(voc, token))
+def is_eog(voc: Vocab, token: int) -> bool:
+    return bool(L.llama_vocab_is_eog(voc, token))
 
 
 # --- adapters ------------------------------------------------------------------------------
 
 
-def load_adapter(model, path: str):  # noqa: ANN001, ANN201
-    return lib().llama_adapter_lora_init(model, path.encode("utf-8"))
+def load_adapter(model: Model, path: str) -> Adapter | None:
+    return cast("Adapter | None", L.llama_adapter_lora_init(model, path.encode("utf-8")))
 
 
-def free_adapter(adapter) -> None:  # noqa: ANN001
-    lib().llama_adapter_lora_free(adapter)
+def free_adapter(adapter: Adapter) -> None:
+    L.llama_adapter_lora_free(adapter)
 
 
-def set_adapter(ctx, adapter, scale: float = 1.0) -> None:  # noqa: ANN001
+def set_adapter(ctx: Context, adapter: Adapter | None, scale: float = 1.0) -> None:
     """Make ``adapter`` the only active adapter on ``ctx`` (None: plain base model)."""
-    L = lib()
     if adapter is None:
         rc = L.llama_set_adapters_lora(ctx, None, 0, None)
     else:
@@ -155,8 +182,7 @@ class ContextParams:
     kv_type: str = "f16"  # "f16" | "q8_0" (half the KV memory; needs flash attention) | "f32"
 
 
-def new_context(model, p: ContextParams):  # noqa: ANN001, ANN201
-    L = lib()
+def new_context(model: Model, p: ContextParams) -> Context | None:
     cp = L.llama_context_default_params()
     cp.n_ctx = p.n_ctx
     cp.n_batch = cp.n_ubatch = p.n_batch
@@ -166,59 +192,57 @@ def new_context(model, p: ContextParams):  # noqa: ANN001, ANN201
         cp.flash_attn_type = 1 if p.flash_attn else 0
     kv = {"f16": L.GGML_TYPE_F16, "q8_0": L.GGML_TYPE_Q8_0, "f32": L.GGML_TYPE_F32}[p.kv_type]
     cp.type_k = cp.type_v = kv
-    return L.llama_init_from_model(model, cp)
+    return cast("Context | None", L.llama_init_from_model(model, cp))
 
 
-def free_context(ctx) -> None:  # noqa: ANN001
-    lib().llama_free(ctx)
+def free_context(ctx: Context) -> None:
+    L.llama_free(ctx)
 
 
-def context_size(ctx) -> int:  # noqa: ANN001
-    return int(lib().llama_n_ctx(ctx))
+def context_size(ctx: Context) -> int:
+    return int(L.llama_n_ctx(ctx))
 
 
-def seq_remove(ctx, seq: int, p0: int = 0, p1: int = -1) -> bool:  # noqa: ANN001
-    L = lib()
-    return bool(L.llama_memory_seq_rm(L.llama_get_memory(ctx), seq, p0, p1))
+def seq_remove(ctx: Context, seq: int, p0: int = 0, p1: int = -1) -> bool:
+    memory = L.llama_get_memory(ctx)
+    return memory is not None and bool(L.llama_memory_seq_rm(memory, seq, p0, p1))
 
 
-def seq_save(ctx, seq: int):  # noqa: ANN001, ANN201 - a ctypes byte buffer
+def seq_save(ctx: Context, seq: int) -> StateBuffer:
     """Copy one sequence's KV state (only its used cells) into host memory."""
-    L = lib()
-    n = L.llama_state_seq_get_size(ctx, seq)
+    n = int(L.llama_state_seq_get_size(ctx, seq))
     buf = (ctypes.c_uint8 * n)()
-    got = L.llama_state_seq_get_data(ctx, buf, n, seq)
+    got = int(L.llama_state_seq_get_data(ctx, buf, n, seq))
     return buf if got == n else (ctypes.c_uint8 * got).from_buffer_copy(buf, 0)
 
 
-def seq_restore(ctx, seq: int, buf) -> bool:  # noqa: ANN001
+def seq_restore(ctx: Context, seq: int, buf: StateBuffer | bytes) -> bool:
     """Load a state saved by :func:`seq_save` (or its bytes) into ``seq``; False when it did not
     fit or llama.cpp rejected it."""
     if isinstance(buf, bytes):
         buf = (ctypes.c_uint8 * len(buf)).from_buffer_copy(buf)
-    return bool(lib().llama_state_seq_set_data(ctx, buf, len(buf), seq))
-
-
-def memory_clear(ctx) -> None:  # noqa: ANN001
-    L = lib()
-    L.llama_memory_clear(L.llama_get_memory(ctx), True)
+    return bool(L.llama_state_seq_set_data(ctx, buf, len(buf), seq))
 
 
 class Batch:
     """A reusable llama_batch for one sequence at a time."""
 
     def __init__(self, capacity: int) -> None:
-        self._L = lib()
         self.capacity = capacity
-        self.raw = self._L.llama_batch_init(capacity, 0, 1)
+        self.raw: L.llama_batch | None = L.llama_batch_init(capacity, 0, 1)
+
+    def _batch(self) -> L.llama_batch:
+        if self.raw is None:
+            raise RuntimeError("the batch was freed")
+        return self.raw
 
     def fill(self, tokens: Sequence[int], start_pos: int, seq: int, logits_last: bool) -> None:
-        b = self.raw
+        b = self._batch()
         n = len(tokens)
         b.n_tokens = n
         for i, tok in enumerate(tokens):
             b.token[i] = tok
-            b.pos[i] = start_pos + i
+            b.pos[i] = start_pos + i  # type: ignore[call-overload]  # stub: llama_pos*, not **
             b.n_seq_id[i] = 1
             b.seq_id[i][0] = seq
             b.logits[i] = 0
@@ -227,37 +251,39 @@ class Batch:
 
     def fill_all_logits(self, tokens: Sequence[int], start_pos: int, seq: int) -> None:
         self.fill(tokens, start_pos, seq, logits_last=False)
+        b = self._batch()
         for i in range(len(tokens)):
-            self.raw.logits[i] = 1
+            b.logits[i] = 1
 
     def free(self) -> None:
         if self.raw is not None:
-            self._L.llama_batch_free(self.raw)
+            L.llama_batch_free(self.raw)
             self.raw = None
 
 
-def decode(ctx, batch: Batch) -> int:  # noqa: ANN001
+def decode(ctx: Context, batch: Batch) -> int:
     """0 ok, 1 no KV slot (caller may evict and retry), other values are errors."""
-    return int(lib().llama_decode(ctx, batch.raw))
+    return int(L.llama_decode(ctx, batch._batch()))
 
 
-def logits(ctx, index: int, n_vocab_: int) -> np.ndarray:  # noqa: ANN001
-    ptr = lib().llama_get_logits_ith(ctx, index)
+def logits(ctx: Context, index: int, n_vocab_: int) -> npt.NDArray[np.float32]:
+    ptr = L.llama_get_logits_ith(ctx, index)
     return np.ctypeslib.as_array(ptr, shape=(n_vocab_,)).copy()
 
 
-def forbid(ctx, index: int, n_vocab_: int, tokens) -> None:  # noqa: ANN001
+def forbid(ctx: Context, index: int, n_vocab_: int, tokens: Iterable[int]) -> None:
     """Make ``tokens`` impossible at ``index`` (their logits -inf, in llama.cpp's own buffer)."""
-    view = np.ctypeslib.as_array(lib().llama_get_logits_ith(ctx, index), shape=(n_vocab_,))
+    view = np.ctypeslib.as_array(L.llama_get_logits_ith(ctx, index), shape=(n_vocab_,))
     view[list(tokens)] = -np.inf
 
 
 # --- samplers ------------------------------------------------------------------------------
 
 
-def grammar_sampler(voc, gbnf: str, root: str = "root"):  # noqa: ANN001, ANN201
+def grammar_sampler(voc: Vocab, gbnf: str, root: str = "root") -> Sampler | None:
     """A grammar sampler, or None when llama.cpp rejects the grammar (never segfaults)."""
-    return lib().llama_sampler_init_grammar(voc, gbnf.encode("utf-8"), root.encode("utf-8"))
+    made = L.llama_sampler_init_grammar(voc, gbnf.encode("utf-8"), root.encode("utf-8"))
+    return cast("Sampler | None", made or None)
 
 
 def sampler_chain(
@@ -269,10 +295,10 @@ def sampler_chain(
     repeat_penalty: float,
     seed: int,
     n_vocab: int,
-    grammar=None,  # noqa: ANN001 - a sampler from grammar_sampler(); the chain takes ownership
-):  # noqa: ANN201
-    L = lib()
-    chain = L.llama_sampler_chain_init(L.llama_sampler_chain_default_params())
+    grammar: Sampler | None = None,  # from grammar_sampler(); the chain takes ownership
+) -> Sampler:
+    lib()
+    chain = cast("Sampler", L.llama_sampler_chain_init(L.llama_sampler_chain_default_params()))
     if grammar is not None:
         L.llama_sampler_chain_add(chain, grammar)
     if top_k > 0 and temperature > 0:  # narrow first: penalties over the full vocab are slow
@@ -293,10 +319,10 @@ def sampler_chain(
     return chain
 
 
-def sample(chain, ctx, index: int = -1) -> int:  # noqa: ANN001
+def sample(chain: Sampler, ctx: Context, index: int = -1) -> int:
     """Sample from the logits at ``index``; llama_sampler_sample also accepts the token."""
-    return int(lib().llama_sampler_sample(chain, ctx, index))
+    return int(L.llama_sampler_sample(chain, ctx, index))
 
 
-def free_sampler(s) -> None:  # noqa: ANN001
-    lib().llama_sampler_free(s)
+def free_sampler(s: Sampler) -> None:
+    L.llama_sampler_free(s)

@@ -17,11 +17,18 @@ import os
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 
 from macaron_local import paths
 from macaron_local.errors import ModelFormatError, ModelNotFoundError
 
+if TYPE_CHECKING:
+    from gguf import ReaderField
+
 GGUF_MAGIC = b"GGUF"
+
+# a scalar or string GGUF metadata value (arrays are not read)
+FieldValue: TypeAlias = str | int | float | bool | None
 
 
 @dataclass(frozen=True)
@@ -108,21 +115,25 @@ def _inspect(path: Path) -> ModelInfo:
         arch=arch,
         context_length=int(fields.get(f"{arch}.context_length") or 0),
         n_layer=int(fields.get(f"{arch}.block_count") or 0),
-        chat_template=fields.get("tokenizer.chat_template"),  # type: ignore[arg-type]
+        chat_template=_text(fields.get("tokenizer.chat_template")),
         tensor_shapes={
             t.name: tuple(int(x) for x in reversed(t.shape.tolist())) for t in reader.tensors
         },
     )
 
 
-def field_value(f: object) -> object:
+def field_value(f: ReaderField) -> FieldValue:
     """Decode a scalar or string GGUF metadata field (arrays come back as None)."""
     import gguf
 
-    types = getattr(f, "types", [])
-    if not types or types[0] == gguf.GGUFValueType.ARRAY:
+    if not f.types or f.types[0] == gguf.GGUFValueType.ARRAY:
         return None
-    part = f.parts[f.data[0]]  # type: ignore[attr-defined]
-    if types[0] == gguf.GGUFValueType.STRING:
+    part = f.parts[f.data[0]]
+    if f.types[0] == gguf.GGUFValueType.STRING:
         return bytes(part).decode("utf-8", errors="replace")
-    return part.tolist()[0]
+    value = part.tolist()[0]
+    return value if isinstance(value, str | int | float | bool) else None
+
+
+def _text(value: FieldValue) -> str | None:
+    return value if isinstance(value, str) else None

@@ -2,7 +2,7 @@
 
 An invalid grammar handed to a sampler segfaults llama.cpp, so every grammar passes
 :func:`validate_gbnf` first (llama.cpp's own parser, through ``llama_sampler_init_grammar``, which
-returns NULL instead of crashing). Also builds the label grammar the router uses.
+returns NULL instead of crashing).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import contextlib
 import io
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 from macaron_local.engine import _lcpp
@@ -54,11 +54,3 @@ def _captured_stderr() -> Iterator[io.StringIO]:
             tmp.seek(0)
             out.write(tmp.read().decode("utf-8", errors="replace"))
             out.seek(0)
-
-
-def label_grammar(labels: Sequence[str]) -> str:
-    """A grammar that allows exactly one of ``labels`` and nothing else."""
-    if not labels:
-        raise GrammarError("no labels to choose from")
-    alts = " | ".join('"' + lab.replace("\\", "\\\\").replace('"', '\\"') + '"' for lab in labels)
-    return f"root ::= {alts}\n"

@@ -13,7 +13,12 @@ dropped least recently used first; that slot is re-evaluated on its next use.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from macaron_local.engine._lcpp import StateBuffer
 
 SEQ = 0  # the one KV sequence the resident slot uses
 
@@ -23,12 +28,12 @@ class Slot:
     key: str
     adapter: str | None
     tokens: list[int] = field(default_factory=list)  # exactly what its KV (or snapshot) holds
-    snapshot: object | None = None  # ctypes buffer while parked
+    snapshot: StateBuffer | None = None  # while parked
     last_used: int = 0
 
     @property
     def snapshot_bytes(self) -> int:
-        return len(self.snapshot) if self.snapshot is not None else 0  # type: ignore[arg-type]
+        return len(self.snapshot) if self.snapshot is not None else 0
 
 
 class SlotTable:
@@ -38,7 +43,13 @@ class SlotTable:
     did not fit), ``clear()`` empties the sequence; the engine supplies them (llama.cpp calls).
     """
 
-    def __init__(self, save, restore, clear, budget_bytes: int) -> None:  # noqa: ANN001
+    def __init__(
+        self,
+        save: Callable[[], StateBuffer],
+        restore: Callable[[StateBuffer], bool],
+        clear: Callable[[], bool],
+        budget_bytes: int,
+    ) -> None:
         self._save, self._restore, self._clear = save, restore, clear
         self.budget = budget_bytes
         self._slots: dict[str, Slot] = {}

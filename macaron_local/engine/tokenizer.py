@@ -14,9 +14,16 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from macaron_local.engine import _lcpp
 from macaron_local.errors import ModelLoadError, ModelNotFoundError
+
+if TYPE_CHECKING:
+    from jinja2 import Template
+
+    from macaron_local.engine._lcpp import Model
+    from macaron_local.engine._lcpp import Vocab as VocabPointer
 
 Message = Mapping[str, str]
 
@@ -24,8 +31,11 @@ Message = Mapping[str, str]
 class Vocab:
     """Tokenize / detokenize / chat-render over a loaded llama.cpp model pointer."""
 
-    def __init__(self, model, template: str | None) -> None:  # noqa: ANN001
-        self._voc = _lcpp.vocab(model)
+    def __init__(self, model: Model, template: str | None) -> None:
+        voc = _lcpp.vocab(model)
+        if voc is None:
+            raise ModelLoadError("llama.cpp gave the model no vocabulary")
+        self._voc: VocabPointer = voc
         self.n_vocab = _lcpp.n_vocab(self._voc)
         self._template = _compile(template) if template else None
         # a reasoning template (Qwen3) is told not to think: the specialists answer directly,
@@ -37,7 +47,8 @@ class Vocab:
         self._piece_cache: dict[int, bytes] = {}
 
     @property
-    def raw(self):  # noqa: ANN201 - llama_vocab pointer, for grammar samplers
+    def raw(self) -> VocabPointer:
+        """The llama_vocab pointer, for grammar samplers."""
         return self._voc
 
     def tokenize(
@@ -82,7 +93,7 @@ class Vocab:
 
 
 @lru_cache(maxsize=4)
-def _compile(template: str):  # noqa: ANN202
+def _compile(template: str) -> Template:
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
