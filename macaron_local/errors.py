@@ -22,7 +22,6 @@ these into messages at the edge; nothing below the edge swallows them.
     ├── ContractError              HCP profiles (path, line, field)
     ├── ApprovalRequiredError      security-relevant contract change not yet approved
     ├── StoreError                 SQLite store
-    ├── RoutingError               the route hop (never escapes a turn: it falls back)
     ├── TurnError                  a turn failed and was rolled back
     ├── RefineError                training / lineage
     ├── PluginError                a plugin failed (import, hook, timeout)
@@ -156,10 +155,6 @@ class ApprovalRequiredError(ContractError):
 
 class StoreError(MacaronError):
     """The SQLite store failed or holds something unexpected."""
-
-
-class RoutingError(MacaronError):
-    """The route hop failed; the pipeline falls back to the profile's fallback label."""
 
 
 class TurnError(MacaronError):
