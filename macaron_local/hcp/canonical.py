@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeAlias
 
 import tomli_w
 
 if TYPE_CHECKING:
     from macaron_local.hcp.schema import Profile
 
+# what a profile is as JSON data
+JsonValue: TypeAlias = "str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]"
 
-def canonical_data(profile: Profile) -> dict[str, Any]:
+
+def canonical_data(profile: Profile) -> dict[str, JsonValue]:
     """The profile as plain JSON data (absent optional values omitted)."""
     return profile.model_dump(mode="json", exclude_none=True)
 
@@ -48,14 +51,20 @@ def contract_hash(profile: Profile) -> str:
     serves a label is not part of what the adapter learned, so promoting a revision (or bundling
     one) does not count as drift; any prompt, grammar, format or sampling change does."""
     data = canonical_data(profile)
-    for ref in data.get("adapters", {}).values():
-        ref.pop("revision", None)
-    for key in NOT_CONTRACT:
-        data.pop(key, None)
-    for key in NOT_CONTRACT_MEMORY:
-        data.get("memory", {}).pop(key, None)
+    adapters = data.get("adapters")
+    for ref in adapters.values() if isinstance(adapters, dict) else ():
+        _drop(ref, "revision")
+    _drop(data, *NOT_CONTRACT)
+    _drop(data.get("memory"), *NOT_CONTRACT_MEMORY)
     blob = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _drop(table: JsonValue, *keys: str) -> None:
+    """Remove ``keys`` from ``table`` when it is a table."""
+    if isinstance(table, dict):
+        for key in keys:
+            table.pop(key, None)
 
 
 def dump_toml(profile: Profile) -> str:

@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import TypeAlias
 
-from macaron_local.hcp.canonical import canonical_data
+from macaron_local.hcp.canonical import JsonValue, canonical_data
 from macaron_local.hcp.schema import Profile
+
+# a security rule: (dotted path, old value, new value, the new profile) -> why it matters
+Rule: TypeAlias = Callable[[str, JsonValue, JsonValue, Profile], str | None]
 
 _FS_ORDER = {"none": 0, "workspace": 1, "home": 2}
 
@@ -24,8 +27,8 @@ class Change:
     """One changed field. ``old``/``new`` are JSON values; None means absent."""
 
     path: str
-    old: Any
-    new: Any
+    old: JsonValue
+    new: JsonValue
     security_relevant: bool
     reason: str
 
@@ -51,9 +54,9 @@ def security_changes(a: Profile, b: Profile) -> list[Change]:
     return [c for c in diff_profiles(a, b) if c.security_relevant]
 
 
-def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def _flatten(data: dict[str, JsonValue], prefix: str = "") -> dict[str, JsonValue]:
     """Tables become dotted paths; arrays and scalars are leaves."""
-    out: dict[str, Any] = {}
+    out: dict[str, JsonValue] = {}
     for key, value in data.items():
         path = f"{prefix}{key}"
         if isinstance(value, dict) and value:
@@ -63,15 +66,15 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _security_reason(path: str, old: Any, new: Any, b: Profile) -> str | None:
+def _security_reason(path: str, old: JsonValue, new: JsonValue, b: Profile) -> str | None:
     for prefix, rule in _RULES:
         if path == prefix or path.startswith(prefix + "."):
             return rule(path, old, new, b)
     return None
 
 
-def _allow(path: str, old: Any, new: Any, b: Profile) -> str | None:
-    before, after = list(old or []), list(new or [])
+def _allow(path: str, old: JsonValue, new: JsonValue, b: Profile) -> str | None:
+    before, after = _names(old), _names(new)
     wider = [p for p in after if not any(fnmatchcase(p, q) for q in before)]
     if wider:
         label = path.rsplit(".", 1)[-1]
@@ -79,27 +82,27 @@ def _allow(path: str, old: Any, new: Any, b: Profile) -> str | None:
     return None
 
 
-def _filesystem(path: str, old: Any, new: Any, b: Profile) -> str | None:
+def _filesystem(path: str, old: JsonValue, new: JsonValue, b: Profile) -> str | None:
     if _FS_ORDER.get(str(new), 3) > _FS_ORDER.get(str(old), 0):
         return f"REPL filesystem access widened from {old} to {new}"
     return None
 
 
-def _in_process(path: str, old: Any, new: Any, b: Profile) -> str | None:
+def _in_process(path: str, old: JsonValue, new: JsonValue, b: Profile) -> str | None:
     if new == "in-process" and old != "in-process":
         return "REPL without an OS sandbox: model-written code confined by an audit hook only"
     return None
 
 
-def _turned_on(what: str) -> Callable[[str, Any, Any, Profile], str | None]:
-    def rule(path: str, old: Any, new: Any, b: Profile) -> str | None:
+def _turned_on(what: str) -> Rule:
+    def rule(path: str, old: JsonValue, new: JsonValue, b: Profile) -> str | None:
         return f"{what} turned on" if new is True and old is not True else None
 
     return rule
 
 
-def _raised(what: str) -> Callable[[str, Any, Any, Profile], str | None]:
-    def rule(path: str, old: Any, new: Any, b: Profile) -> str | None:
+def _raised(what: str) -> Rule:
+    def rule(path: str, old: JsonValue, new: JsonValue, b: Profile) -> str | None:
         if isinstance(new, int | float) and (not isinstance(old, int | float) or new > old):
             return f"{what} raised from {old} to {new}"
         return None
@@ -107,26 +110,26 @@ def _raised(what: str) -> Callable[[str, Any, Any, Profile], str | None]:
     return rule
 
 
-def _endpoint(path: str, old: Any, new: Any, b: Profile) -> str | None:
+def _endpoint(path: str, old: JsonValue, new: JsonValue, b: Profile) -> str | None:
     field = path.rsplit(".", 1)[-1]
     return f"remote {field} changed: turns may go to another server"
 
 
-def _heavy(path: str, old: Any, new: Any, b: Profile) -> str | None:
+def _heavy(path: str, old: JsonValue, new: JsonValue, b: Profile) -> str | None:
     if not b.remote.enabled:
         return None
     field = path.rsplit(".", 1)[-1]
     if field == "labels":
-        added = sorted(set(new or []) - set(old or []))
+        added = sorted(set(_names(new)) - set(_names(old)))
         return f"more turns sent remote: labels {', '.join(added)}" if added else None
     if field == "long_answer_tokens":
-        if new is not None and (old is None or new < old):
+        if isinstance(new, int | float) and (not isinstance(old, int | float) or new < old):
             return f"more turns sent remote: answers longer than {new} tokens"
         return None
     return f"more turns sent remote: {field} turned on" if new is True else None
 
 
-_RULES: tuple[tuple[str, Callable[[str, Any, Any, Profile], str | None]], ...] = (
+_RULES: tuple[tuple[str, Rule], ...] = (
     ("tools.allow", _allow),
     ("repl.filesystem", _filesystem),
     ("repl.network", _turned_on("REPL network access")),
@@ -142,7 +145,12 @@ _RULES: tuple[tuple[str, Callable[[str, Any, Any, Profile], str | None]], ...] =
 )
 
 
-def _show(value: Any) -> str:
+def _names(value: JsonValue) -> list[str]:
+    """The entries of a list-of-names field (absent: none)."""
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _show(value: JsonValue) -> str:
     if value is None:
         return "(absent)"
     text = repr(value)

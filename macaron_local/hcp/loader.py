@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from macaron_local import paths
 from macaron_local.errors import ContractError
@@ -230,7 +231,7 @@ def _from_validation(exc: ValidationError, path: Path) -> ContractError:
     return ContractError(message, path=path, where=_loc(first["loc"]) or None)
 
 
-def _describe(err: Any) -> str:
+def _describe(err: ErrorDetails) -> str:
     loc = err["loc"]
     if err["type"] == "extra_forbidden":
         return f"unknown key {loc[-1]!r}"

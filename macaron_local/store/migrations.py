@@ -89,8 +89,8 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         CREATE INDEX hcp_approvals_lookup ON hcp_approvals(profile_id, content_hash);
         """
     )
-    db["turns"].enable_fts(["request", "answer"], create_triggers=True)
-    db["sessions"].enable_fts(["title"], create_triggers=True)
+    db.table("turns").enable_fts(["request", "answer"], create_triggers=True)
+    db.table("sessions").enable_fts(["title"], create_triggers=True)
 
 
 def m002_experience(db: sqlite_utils.Database) -> None:
