@@ -7,7 +7,10 @@ target's snapshot (``llama_state_seq_set_data``, a few ms), so each adapter's pr
 turn after turn, a decode attends only over its own cells, and KV computed under one adapter is
 never reused under another: a slot asked for under another adapter is wiped first (the
 contamination bug of llama.cpp's server, #26207). Snapshots beyond the memory budget are
-dropped least recently used first; that slot is re-evaluated on its next use.
+dropped by when each slot is next expected (its last use plus its usual interval between uses):
+the one needed furthest ahead goes first, a slot used only once before it. Specialists taking
+turns are a cycle, and least-recently-used eviction dropped exactly the slot needed next; this
+keeps it. A dropped slot is re-evaluated on its next use.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ if TYPE_CHECKING:
     from macaron_local.engine._lcpp import StateBuffer
 
 SEQ = 0  # the one KV sequence the resident slot uses
+USES = 8  # uses remembered per slot, to learn its usual interval
 
 
 @dataclass
@@ -30,10 +34,23 @@ class Slot:
     tokens: list[int] = field(default_factory=list)  # exactly what its KV (or snapshot) holds
     snapshot: StateBuffer | None = None  # while parked
     last_used: int = 0
+    uses: list[int] = field(default_factory=list)  # clock of its latest uses (at most USES)
 
     @property
     def snapshot_bytes(self) -> int:
         return len(self.snapshot) if self.snapshot is not None else 0
+
+    def used(self, now: int) -> None:
+        self.last_used = now
+        self.uses = [*self.uses[-(USES - 1) :], now]
+
+    def next_use(self) -> float:
+        """When this slot is expected again: its last use plus the median gap between its
+        uses (never, for a slot used once)."""
+        if len(self.uses) < 2:
+            return float("inf")
+        gaps = sorted(b - a for a, b in itertools.pairwise(self.uses))
+        return self.last_used + gaps[len(gaps) // 2]
 
 
 class SlotTable:
@@ -63,7 +80,7 @@ class SlotTable:
         elif slot.adapter != adapter:
             self.wipe(slot)
             slot.adapter = adapter
-        slot.last_used = next(self._clock)
+        slot.used(next(self._clock))
         return slot
 
     def enter(self, slot: Slot) -> None:
@@ -89,8 +106,9 @@ class SlotTable:
             self._clear()
 
     def _enforce_budget(self) -> None:
-        parked = sorted(
-            (s for s in self._slots.values() if s.snapshot is not None), key=lambda s: s.last_used
+        parked = sorted(  # needed furthest ahead first; among those, the least recently used
+            (s for s in self._slots.values() if s.snapshot is not None),
+            key=lambda s: (-s.next_use(), s.last_used),
         )
         total = sum(s.snapshot_bytes for s in parked)
         for victim in parked:
