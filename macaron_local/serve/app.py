@@ -26,17 +26,25 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from macaron_local.errors import ContextOverflowError, MacaronError, TurnError
+from macaron_local.errors import ContextOverflowError, GrammarError, MacaronError, TurnError
 from macaron_local.serve import protocol as wire
 from macaron_local.serve.admission import Admission, QueueFull
+from macaron_local.serve.approvals import APPROVE_HEADER, BadApproval, approver
 from macaron_local.serve.conversations import (
     Conversations,
     conversations_path,
     valid_conversation_id,
 )
-from macaron_local.serve.jobs import Emit, Outcome, conversation_turn, stateless_turn
+from macaron_local.serve.jobs import (
+    Emit,
+    Outcome,
+    client_tool_turn,
+    conversation_turn,
+    stateless_turn,
+)
 from macaron_local.serve.settings import ServeSettings
 from macaron_local.turns.pipeline import Runtime
+from macaron_local.turns.route import RouteResult
 
 CONVERSATION_HEADER = "X-Conversation-Id"
 
@@ -178,11 +186,12 @@ async def chat(state: ServerState, request: Request) -> Response:
             raise wire.BadRequest(
                 f"{CONVERSATION_HEADER} must be 1-200 characters of letters, digits and ._:@/+=-"
             )
+        label = wire.pinned_label(req.model, rt.profile.labels)
+        run = _turn(rt, state.conversations, req, request, conversation, label)
     except TooLarge as exc:
         return _error(413, str(exc), "invalid_request_error", code="body_too_large")
     except wire.BadRequest as exc:
         return _error(400, str(exc), "invalid_request_error", param=exc.param)
-    label = wire.pinned_label(req.model, rt.profile.labels)
     try:
         await state.admission.acquire()
     except QueueFull:
@@ -195,18 +204,6 @@ async def chat(state: ServerState, request: Request) -> Response:
             headers=_retry(state),
         )
     try:
-        messages = req.plain_messages()
-        if conversation is not None:
-            run = partial(
-                conversation_turn,
-                rt,
-                state.conversations,
-                conversation,
-                messages[-1]["content"],
-                label=label,
-            )
-        else:
-            run = partial(stateless_turn, rt, messages, label=label)
         job = Job(state.pool, lambda emit, cancel: run(emit=emit, cancel=cancel))
     except BaseException:
         state.admission.release()
@@ -219,6 +216,65 @@ async def chat(state: ServerState, request: Request) -> Response:
             _sse(job, model, req.include_usage, extra), job, media_type="text/event-stream"
         )
     return await _complete(job, request, model, extra)
+
+
+def _turn(
+    rt: Runtime,
+    conversations: Conversations,
+    req: wire.ChatRequest,
+    request: Request,
+    conversation: str | None,
+    label: str | None,
+) -> Callable[..., Outcome]:
+    """What the request runs (``run(emit=, cancel=)``); BadRequest for one it cannot be."""
+    if req.uses_tools:
+        if conversation is not None:
+            raise wire.BadRequest(
+                f"client tools run statelessly: send the whole chat without {CONVERSATION_HEADER}"
+                " (a conversation's agent runs the server's own tools)",
+                "tools",
+            )
+        tools = req.client_tools()
+        choice = req.choice(tools)
+        return partial(
+            client_tool_turn,
+            rt,
+            req.tool_messages(),
+            tools,
+            choice,
+            decision=_agent_route(rt, req, label),
+        )
+    messages = req.plain_messages()
+    if conversation is None:
+        return partial(stateless_turn, rt, messages, label=label)
+    try:
+        confirm = approver(request.headers.get(APPROVE_HEADER))
+    except BadApproval as exc:
+        raise wire.BadRequest(str(exc), APPROVE_HEADER) from exc
+    return partial(
+        conversation_turn,
+        rt,
+        conversations,
+        conversation,
+        messages[-1]["content"],
+        label=label,
+        confirm=confirm,
+    )
+
+
+def _agent_route(rt: Runtime, req: wire.ChatRequest, pinned: str | None) -> RouteResult:
+    """Client tools go to the agent label: ``sticky`` for a tool result (the agent that called
+    goes on), ``manual`` when the model name pins it, else ``tools``."""
+    agent = rt.profile.label_for("agent")
+    if agent is None:
+        raise wire.BadRequest("this profile has no agent label (role 'agent') to call tools")
+    if pinned is not None and pinned != agent:
+        raise wire.BadRequest(
+            f"{req.model} pins {pinned}; client tools are answered by the agent label {agent}",
+            "model",
+        )
+    kind = "sticky" if req.messages[-1].role == "tool" else "manual" if pinned else "tools"
+    return RouteResult(agent, kind)
 
 
 # --- one request -----------------------------------------------------------------------------
@@ -263,6 +319,9 @@ async def _sse(
                 status, body = _error_parts(data)
                 yield wire.sse(body)
             else:
+                if data.tool_calls:  # the whole call in one delta, once it is known valid
+                    delta = {"tool_calls": wire.tool_calls(data.tool_calls, indexed=True)}
+                    yield wire.chunk(cid, model, delta)
                 yield wire.chunk(
                     cid,
                     model,
@@ -359,6 +418,8 @@ def _error_parts(exc: BaseException) -> tuple[int, dict[str, Any]]:
     if isinstance(exc, ContextOverflowError) or isinstance(cause, ContextOverflowError):
         body = wire.error_body(_message(exc), "invalid_request_error", "context_length_exceeded")
         return 400, body
+    if isinstance(exc, GrammarError):  # only a client's tool schema makes one here
+        return 400, wire.error_body(_message(exc), "invalid_request_error", "invalid_tool_schema")
     if isinstance(exc, MacaronError):
         return 500, wire.error_body(_message(exc), "server_error", type(exc).__name__)
     return 500, wire.error_body(f"internal error: {type(exc).__name__}: {exc}", "server_error")

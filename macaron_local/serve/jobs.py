@@ -3,8 +3,11 @@
 A conversation turn is the runtime's own transactional turn (route, answer, commit, summary in
 the background) on the session mapped to the ``X-Conversation-Id``; its request is the last user
 message. A stateless turn routes and answers over the messages the client sent, from the chosen
-specialist's system prompt, and stores nothing and starts no summary. Both report the route as
-soon as it is known and the answer's text as it streams, through ``emit``. Must not: touch HTTP.
+specialist's system prompt, and stores nothing and starts no summary. A client-tool turn is a
+stateless turn of the agent label with the client's tools in its prompt: a call it writes for
+one of them ends the turn and goes back to the client (``Outcome.tool_calls``), unrun. All
+report the route as soon as it is known and the answer's text as it streams, through ``emit``.
+Must not: touch HTTP.
 """
 
 from __future__ import annotations
@@ -15,10 +18,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from macaron_local.engine import Completion
 from macaron_local.errors import ContextOverflowError, TurnError
+from macaron_local.serve.client_tools import (
+    CALL_NOTE,
+    CallProblem,
+    ClientCall,
+    ClientTool,
+    ToolChoice,
+    call_grammar,
+    read_call,
+    tool_lines,
+)
 from macaron_local.serve.conversations import Conversations, session_exists
 from macaron_local.serve.metered import Tally
-from macaron_local.store import get_session
+from macaron_local.store import NewToolCall, get_session
 from macaron_local.turns.answer import answer, room, sampling
 from macaron_local.turns.pipeline import Runtime
 from macaron_local.turns.route import RouteResult
@@ -55,13 +69,16 @@ class RouteInfo:
 @dataclass
 class Outcome:
     text: str
-    finish_reason: str  # OpenAI's: stop | length
+    finish_reason: str  # OpenAI's: stop | length | tool_calls
     route: RouteInfo
     tally: Tally
     session_id: str | None = None
     turn_id: str | None = None
     backend: str = "local"  # local | remote: who wrote the answer
     failover_reason: str | None = None  # why a turn meant for the remote ran locally
+    tool_calls: tuple[ClientCall, ...] = ()  # calls of the client's tools, for it to run
+    steps: tuple[NewToolCall, ...] = ()  # the server's own tool calls in this turn
+    call_errors: tuple[str, ...] = ()  # malformed client calls the model was told to redo
 
 
 def conversation_turn(
@@ -109,6 +126,7 @@ def conversation_turn(
         result.id,
         result.backend,
         result.failover_reason,
+        steps=result.tool_calls,
     )
 
 
@@ -132,31 +150,149 @@ def stateless_turn(
         decision = RouteResult(label, "manual") if label else rt.route(request)
         info = RouteInfo.of(rt, decision)
         emit("route", info)
-        binding = rt.bindings[decision.label]
-        tokens = rt.engine.chat_tokens(answer_messages(rt, decision.label, messages))
-        s = rt.profile.sampling_for(decision.label)
-        try:
-            budget = room(rt.engine, len(tokens), s.max_tokens)
-        except ContextOverflowError as exc:
-            raise ContextOverflowError(
-                str(exc),
-                n_tokens=exc.n_tokens,
-                limit=exc.limit,
-                hint="send fewer messages, or use X-Conversation-Id (the server keeps the history "
-                "and summarizes it)",
-            ) from exc
-        done = answer(
-            rt.engine,
-            tokens,
-            adapter=binding.adapter,
-            slot=f"api:{decision.label}",
-            max_tokens=budget,
-            sampling=sampling(s),
-            on_text=lambda piece: emit("text", piece),
-            cancel=cancel,
-        )
+        chat = answer_messages(rt, decision.label, messages)
+        done = _generate(rt, decision.label, chat, lambda piece: emit("text", piece), cancel)
     finish = "length" if done.finish_reason == "length" else "stop"
     return Outcome(done.text.strip(), finish, info, tally)
+
+
+def client_tool_turn(
+    rt: Runtime,
+    messages: list[dict[str, str]],
+    tools: tuple[ClientTool, ...],
+    choice: ToolChoice,
+    *,
+    decision: RouteResult,
+    emit: Emit,
+    cancel: threading.Event,
+) -> Outcome:
+    """``decision.label`` (the agent) answers over ``messages`` with the client's ``tools`` in
+    its prompt (none when ``choice`` is ``none``); a call it writes for one of them is returned,
+    not run. A malformed call goes back to the model once as a tool error, and the retry is
+    held to a valid call by the tools' grammar; TurnError if that fails too. Stores nothing."""
+    offered = () if choice.mode == "none" else tools
+    forced = tuple(t for t in offered if choice.mode != "function" or t.name == choice.name)
+    with _meter(rt) as tally:
+        info = RouteInfo.of(rt, decision)
+        emit("route", info)
+        chat = tool_messages(rt, decision.label, offered, messages)
+        grammar = _call_grammar(rt, forced) if choice.forced else None
+        held = _Held(emit)
+        ban = () if offered else tuple(rt.engine.tokenize("```")[:1])  # none: no block
+        done = _generate(rt, decision.label, chat, held, cancel, grammar, ban)
+        call, errors = None, []
+        if offered:
+            try:
+                call = read_call(done.text, offered)
+            except CallProblem as problem:
+                errors.append(str(problem))
+                chat += [
+                    {"role": "assistant", "content": done.text},
+                    {"role": "tool", "content": f"ValueError: {problem}"},
+                ]
+                redo = grammar or _call_grammar(rt, forced)
+                done = _generate(rt, decision.label, chat, lambda _: None, cancel, redo)
+                call = _checked(done.text, offered, decision.label)
+    if call is None:
+        held.release()
+        finish = "length" if done.finish_reason == "length" else "stop"
+        return Outcome(done.text.strip(), finish, info, tally, call_errors=tuple(errors))
+    calls = (call,)
+    return Outcome(
+        held.shown.strip(), "tool_calls", info, tally, tool_calls=calls, call_errors=tuple(errors)
+    )
+
+
+def _checked(text: str, tools: tuple[ClientTool, ...], label: str) -> ClientCall:
+    try:
+        call = read_call(text, tools)
+    except CallProblem as problem:
+        raise TurnError(
+            f"the {label} answer's call of a client tool is invalid: {problem}; "
+            "nothing was returned to run"
+        ) from problem
+    if call is None:
+        raise TurnError(f"the {label} answer did not call a tool after its malformed call")
+    return call
+
+
+def _call_grammar(rt: Runtime, tools: tuple[ClientTool, ...]) -> str:
+    return call_grammar(tools, rt.engine.check_grammar)
+
+
+class _Held:
+    """Streams an answer's text until a call block may begin (a backtick); the rest is held
+    back: it is a call for the client (``tool_calls``), or text released at the end."""
+
+    def __init__(self, emit: Emit) -> None:
+        self.emit = emit
+        self.shown = ""
+        self.held: list[str] | None = None
+
+    def __call__(self, piece: str) -> None:
+        if self.held is None and "`" in piece:
+            cut = piece.index("`")
+            piece, self.held = piece[:cut], [piece[cut:]]
+        elif self.held is not None:
+            self.held.append(piece)
+            return
+        if piece:
+            self.shown += piece
+            self.emit("text", piece)
+
+    def release(self) -> None:
+        if self.held:
+            self.emit("text", "".join(self.held))
+        self.held = None
+
+
+def _generate(
+    rt: Runtime,
+    label: str,
+    chat: list[dict[str, str]],
+    on_text: Callable[[str], None],
+    cancel: threading.Event,
+    grammar: str | None = None,
+    ban_first: tuple[int, ...] = (),
+) -> Completion:
+    """One answer of ``label`` over ``chat`` in the API's slot; nothing is stored."""
+    tokens = rt.engine.chat_tokens(chat)
+    s = rt.profile.sampling_for(label)
+    try:
+        budget = room(rt.engine, len(tokens), s.max_tokens)
+    except ContextOverflowError as exc:
+        raise ContextOverflowError(
+            str(exc),
+            n_tokens=exc.n_tokens,
+            limit=exc.limit,
+            hint="send fewer messages, or use X-Conversation-Id (the server keeps the history "
+            "and summarizes it)",
+        ) from exc
+    return answer(
+        rt.engine,
+        tokens,
+        adapter=rt.bindings[label].adapter,
+        slot=f"api:{label}",
+        max_tokens=budget,
+        sampling=sampling(s),
+        on_text=on_text,
+        cancel=cancel,
+        grammar=grammar,
+        ban_first=ban_first,
+    )
+
+
+def tool_messages(
+    rt: Runtime, label: str, tools: tuple[ClientTool, ...], messages: list[dict[str, str]]
+) -> list[dict[str, str]]:
+    """The agent's system prompt with the client's tools as its ``{tools}`` and how to call
+    them, the client's system text, then the chat with its calls and tool results."""
+    system = rt.profile.system_prompt(label, tool_lines(tools))
+    if tools:
+        system += "\n\n" + CALL_NOTE
+    client_system = [m["content"] for m in messages if m["role"] in ("system", "developer")]
+    chat = [m for m in messages if m["role"] in ("user", "assistant", "tool") and m["content"]]
+    return [{"role": "system", "content": "\n\n".join([system, *client_system])}, *chat]
 
 
 def answer_messages(
