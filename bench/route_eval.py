@@ -53,7 +53,9 @@ def previous_of(item: dict[str, Any]) -> tuple[str, str] | None:
         raise ValueError(f"unreadable context in {item.get('set')}: {ctx!r:.80}") from exc
 
 
-def route_all(profile: str, items: list[dict[str, Any]], quiet: bool) -> dict[str, Any]:
+def route_all(
+    profile: str, items: list[dict[str, Any]], quiet: bool, context: bool = True
+) -> dict[str, Any]:
     """Open a runtime for ``profile`` and route every item; returns the raw rows and facts."""
     from macaron_local.turns.pipeline import Runtime
     from macaron_local.turns.route import route
@@ -75,7 +77,7 @@ def route_all(profile: str, items: list[dict[str, Any]], quiet: bool) -> dict[st
             }
             rows = []
             for i, item in enumerate(items):
-                previous = previous_of(item)
+                previous = previous_of(item) if context else None
                 r = route(
                     rt.engine,
                     rt.profile,
@@ -87,7 +89,7 @@ def route_all(profile: str, items: list[dict[str, Any]], quiet: bool) -> dict[st
                 rows.append(
                     {
                         "set": item["set"],
-                        "followup": previous is not None,
+                        "followup": "context" in item,
                         "gold": item["label"],
                         "style": item.get("style", "?"),
                         "label": r.label,
@@ -270,12 +272,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="only the first N lines")
     ap.add_argument("--json", type=Path, default=None, help="save rows and metrics here")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument(
+        "--no-context",
+        action="store_true",
+        help="route follow-ups without their previous turn (the route hop before issue 23)",
+    )
     args = ap.parse_args(argv)
     files = args.file or [EVAL_FILE]
     items = [item for f in files for item in load_items(f, args.limit)]
     results = []
     for profile in filter(None, (args.profile, args.baseline_profile)):
-        res = route_all(profile, items, args.quiet)
+        res = route_all(profile, items, args.quiet, context=not args.no_context)
         results.append((res, metrics(res)))
         if profile == args.baseline_profile and res["l0_revision"] not in ("base", None):
             print(
