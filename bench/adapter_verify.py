@@ -31,7 +31,7 @@ def _before(engine: Engine, bound: dict[str, adapters.Binding], base_sha: str) -
     return time.perf_counter() - t
 
 
-def _after(engine: Engine, profile, bound, base_sha: str) -> float:  # noqa: ANN001
+def _after(engine: Engine, profile, bound, base_sha: str) -> float:
     t = time.perf_counter()
     served, warnings = adapters.load(engine, profile, bound, base_sha)
     assert not warnings, warnings

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EVAL = ROOT / "bench" / "eval"
 
 
-def _load(path: Path, name: str):  # noqa: ANN202
+def _load(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     sys.modules[name] = mod
@@ -46,7 +46,7 @@ def rows(name: str, limit: int | None) -> list[dict]:
     return data
 
 
-def answer(engine, profile, tools, label, text, adapter, max_tokens=256):  # noqa: ANN001, ANN201
+def answer(engine, profile, tools, label, text, adapter, max_tokens=256):
     from macaron_local.turns.pipeline import _sampling
 
     msgs = [
@@ -63,7 +63,7 @@ def answer(engine, profile, tools, label, text, adapter, max_tokens=256):  # noq
     ).text
 
 
-def eval_router(engine, profile, tools, data, adapter):  # noqa: ANN001, ANN201
+def eval_router(engine, profile, tools, data, adapter):
     from macaron_local.turns.route import route
 
     confusion, ms = Counter(), []
@@ -75,7 +75,7 @@ def eval_router(engine, profile, tools, data, adapter):  # noqa: ANN001, ANN201
     return ok / len(data), confusion, sorted(ms)[len(ms) // 2]
 
 
-def eval_code(engine, profile, tools, data, adapter, checker):  # noqa: ANN001, ANN201
+def eval_code(engine, profile, tools, data, adapter, checker):
     passed = 0
     for t in data:
         reply = answer(engine, profile, tools, "L2", t["prompt"], adapter)
@@ -87,7 +87,7 @@ def eval_code(engine, profile, tools, data, adapter, checker):  # noqa: ANN001, 
 REPL = re.compile(r"```repl[ \t]*\r?\n(.*?)```", re.S)
 
 
-def eval_agent(engine, profile, tools, data, adapter):  # noqa: ANN001, ANN201
+def eval_agent(engine, profile, tools, data, adapter):
     ok = 0
     for r in data:
         m = REPL.search(answer(engine, profile, tools, "L1", r["text"], adapter))
@@ -100,7 +100,7 @@ def eval_agent(engine, profile, tools, data, adapter):  # noqa: ANN001, ANN201
     return ok / len(data)
 
 
-def eval_genui(engine, profile, tools, data, adapter, ui_doc):  # noqa: ANN001, ANN201
+def eval_genui(engine, profile, tools, data, adapter, ui_doc):
     ok = parses = 0
     for r in data:
         text = answer(engine, profile, tools, "L3", r["text"], adapter, max_tokens=512)
@@ -110,7 +110,7 @@ def eval_genui(engine, profile, tools, data, adapter, ui_doc):  # noqa: ANN001, 
             valid = doc is not None
             if valid:
                 ui_doc.check_doc(doc, r["id"])
-        except Exception:  # noqa: BLE001 - any failure means it does not render
+        except Exception:  # any failure means it does not render
             valid = False
         parses += valid or not has_block
         ok += valid if r["expect"] == "ui" else not has_block
@@ -120,7 +120,7 @@ def eval_genui(engine, profile, tools, data, adapter, ui_doc):  # noqa: ANN001, 
 BARE_LABEL = re.compile(r"\s*L\d\W*\s*")
 
 
-def eval_chat(engine, profile, tools, data, adapter):  # noqa: ANN001, ANN201
+def eval_chat(engine, profile, tools, data, adapter):
     """L0's answers to chat requests: the share that are more than a bare label (the defect of
     a router adapter that forgot how to chat), and their mean length in words."""
     texts = [answer(engine, profile, tools, "L0", r["text"], adapter, max_tokens=96) for r in data]
@@ -128,7 +128,7 @@ def eval_chat(engine, profile, tools, data, adapter):  # noqa: ANN001, ANN201
     return ok / len(texts), sum(len(t.split()) for t in texts) / len(texts)
 
 
-def eval_summary(engine, profile, tools, data, bindings):  # noqa: ANN001, ANN201
+def eval_summary(engine, profile, tools, data, bindings):
     from macaron_local.turns.summary import start_summary
 
     within = 0

@@ -92,7 +92,7 @@ def make_adapters(model: Path, out: Path) -> list[Path]:
     return paths
 
 
-def open_engine(model: Path, adapters: list[Path]):  # noqa: ANN201
+def open_engine(model: Path, adapters: list[Path]):
     from macaron_local.engine import Engine, EngineConfig
 
     eng = Engine(model, EngineConfig(n_ctx=ENGINE_CTX, n_threads=threads()))
@@ -101,7 +101,7 @@ def open_engine(model: Path, adapters: list[Path]):  # noqa: ANN201
     return eng
 
 
-def open_llama(model: Path, adapter: Path):  # noqa: ANN201
+def open_llama(model: Path, adapter: Path):
     from llama_cpp import Llama
 
     return Llama(
@@ -114,7 +114,7 @@ def open_llama(model: Path, adapter: Path):  # noqa: ANN201
     )
 
 
-def views(eng) -> dict[str, list[int]]:  # noqa: ANN001
+def views(eng) -> dict[str, list[int]]:
     """The prompts (token lists, identical for both sides)."""
     sys_msg = {"role": "system", "content": SYSTEM}
     return {
@@ -134,7 +134,7 @@ def timed(fn: Callable[[], object]) -> tuple[float, object]:
 # --- 1. switch ---------------------------------------------------------------------------------
 
 
-def bench_switch(eng, view: list[int], reps: int) -> dict[str, float]:  # noqa: ANN001
+def bench_switch(eng, view: list[int], reps: int) -> dict[str, float]:
     names = sorted(eng.adapters)
     for n in names:  # every slot holds the view
         eng.complete(view, adapter=n, max_tokens=1)
@@ -170,7 +170,7 @@ def bench_reload(model: Path, adapters: list[Path], view: list[int], reps: int) 
 # --- 3. decode ---------------------------------------------------------------------------------
 
 
-def bench_decode(eng, model: Path, adapter: Path, prompt: list[int], reps: int) -> dict:  # noqa: ANN001
+def bench_decode(eng, model: Path, adapter: Path, prompt: list[int], reps: int) -> dict:
     """tokens/s = (n - 1) / (T(n tokens) - T(1 token)), both with the prompt's KV reused."""
     llm = open_llama(model, adapter)
 
@@ -207,7 +207,7 @@ def bench_decode(eng, model: Path, adapter: Path, prompt: list[int], reps: int) 
 # --- 4. second turn ------------------------------------------------------------------------------
 
 
-def bench_second_turn(eng, reps: int) -> dict[str, float]:  # noqa: ANN001
+def bench_second_turn(eng, reps: int) -> dict[str, float]:
     sys_msg = {"role": "system", "content": SYSTEM}
     turn1 = eng.render_chat([sys_msg, {"role": "user", "content": USER1}])
     reuse_s, full_s, reuse_n, full_n, n_prompt = [], [], [], [], 0

@@ -40,12 +40,12 @@ FAULTS = {  # name -> Fault arguments
 REQUEST = "Write a shell command that counts the lines of every .py file in a folder."
 
 
-def _turn(rt, text: str, **kw) -> dict[str, float | str | None]:  # noqa: ANN001
+def _turn(rt, text: str, **kw) -> dict[str, float | str | None]:
     expect_failover = kw.pop("expect_failover", True)
     t0 = time.perf_counter()
     marks: dict[str, float] = {}
 
-    def on_notice(notice) -> None:  # noqa: ANN001
+    def on_notice(notice) -> None:
         if notice.kind == "failover":
             marks.setdefault("notice", time.perf_counter())
 
@@ -70,7 +70,7 @@ def _turn(rt, text: str, **kw) -> dict[str, float | str | None]:  # noqa: ANN001
     }
 
 
-def _fresh_hook(rt, read_timeout_s: float):  # noqa: ANN001, ANN202
+def _fresh_hook(rt, read_timeout_s: float):
     from macaron_local.remote.hybrid import RemoteHook
 
     rt.remote.close()

@@ -31,10 +31,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.genui_gallery.equivalent_html import equivalent_html  # noqa: E402
-from macaron_local.engine.tokenizer import shared_tokenizer  # noqa: E402
-from macaron_local.genui.catalogue import Document  # noqa: E402
-from macaron_local.genui.stream import ComponentReady, DocumentReady, UiStream, split_answer  # noqa: E402
+from bench.genui_gallery.equivalent_html import equivalent_html
+from macaron_local.engine.tokenizer import shared_tokenizer
+from macaron_local.genui.catalogue import Document
+from macaron_local.genui.stream import ComponentReady, DocumentReady, UiStream, split_answer
 
 GALLERY = Path(__file__).resolve().parent / "genui_gallery" / "gallery.jsonl"
 

@@ -26,16 +26,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from textual import events  # noqa: E402
+from textual import events
 
-from macaron_local.tui.app import make_app  # noqa: E402
-from macaron_local.tui.settings import Settings  # noqa: E402
-from macaron_local.tui.widgets.prompt import PromptInput  # noqa: E402
+from macaron_local.tui.app import make_app
+from macaron_local.tui.settings import Settings
+from macaron_local.tui.widgets.prompt import PromptInput
 
 GAP_S = 0.05  # between keys
 
 
-def _assistant(real: bool):  # noqa: ANN202
+def _assistant(real: bool):
     if not real:
         from tests.tui.scripted import ScriptedAssistant
 
@@ -51,7 +51,7 @@ def _assistant(real: bool):  # noqa: ANN202
     return Assistant("test-fast")
 
 
-async def _keystroke(app, prompt: PromptInput, char: str) -> float:  # noqa: ANN001
+async def _keystroke(app, prompt: PromptInput, char: str) -> float:
     """ms from posting a key to the first screen refresh after the input holds it."""
     loop = asyncio.get_running_loop()
     before = len(prompt.text)
@@ -64,7 +64,7 @@ async def _keystroke(app, prompt: PromptInput, char: str) -> float:  # noqa: ANN
     return (await refreshed - start) * 1000
 
 
-async def _type(app, prompt: PromptInput, n: int, while_streaming: bool) -> list[float]:  # noqa: ANN001
+async def _type(app, prompt: PromptInput, n: int, while_streaming: bool) -> list[float]:
     samples = []
     for i in range(n):
         if while_streaming and app.chat.job is None:
@@ -81,7 +81,7 @@ def _stats(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[int(0.95 * (len(ordered) - 1))]
 
 
-async def _stream_and_type(app, pilot, prompt: PromptInput, n_keys: int, real: bool) -> list[float]:  # noqa: ANN001
+async def _stream_and_type(app, pilot, prompt: PromptInput, n_keys: int, real: bool) -> list[float]:
     """Send a long request, type while its answer streams, wait for the turn to end."""
     # the scripted answer echoes the request: 400 words stream for about 8 s
     story = " ".join(["waves"] * 400) if not real else "a very long story about the sea"

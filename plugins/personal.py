@@ -78,7 +78,7 @@ def todos_list(status: str = "open") -> list[dict[str, Any]]:
         return [todo(r) for r in rows]
 
 
-def todos_done(id: int) -> dict[str, Any]:  # noqa: A002 - the documented argument name
+def todos_done(id: int) -> dict[str, Any]:  # the documented argument name
     """Mark a todo done; KeyError for an unknown id."""
     with personal_db(tool_context().data_dir) as db:
         if db.execute("SELECT 1 FROM todos WHERE id = ?", (int(id),)).fetchone() is None:

@@ -88,7 +88,7 @@ def expenses(world: World) -> list[dict[str, str]]:
 TASKS: list[Task] = []
 
 
-def task(id: str, request: str, check: Callable[[str, World], bool]):  # noqa: A002
+def task(id: str, request: str, check: Callable[[str, World], bool]):
     def wrap(pair: tuple[Callable[..., Any], Callable[..., Any]]) -> None:
         TASKS.append(Task(id, request, pair[0], pair[1], check))
 

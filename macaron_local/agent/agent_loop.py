@@ -77,7 +77,7 @@ def run_call(body: str, gate: ToolGate | None, limit: int = CALL_RESULT_CHARS) -
         value = (
             gate.call(name, args, {}) if isinstance(args, list) else gate.call(name, (), dict(args))
         )
-    except Exception as exc:  # noqa: BLE001 - every failure goes back to the model
+    except Exception as exc:  # every failure goes back to the model
         status = "declined" if "declined" in str(exc) else "error"
         return f"{type(exc).__name__}: {exc}", status
     text = "" if value is None else repr(value)

@@ -194,7 +194,7 @@ class Repl:
                 value = eval(last, self.ns)
                 if value is not None and not want_json:
                     tail = repr(value)
-        except BaseException as exc:  # noqa: BLE001 - SystemExit and MemoryError come back too
+        except BaseException as exc:  # SystemExit and MemoryError come back too
             status, tail = "error", _one_line(exc)
         finally:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -251,7 +251,7 @@ def main() -> None:
     for tool in init.get("promoted", []):
         try:
             repl.define_promoted(tool["name"], tool["source"])
-        except Exception as exc:  # noqa: BLE001 - reported to the host, never fatal
+        except Exception as exc:  # reported to the host, never fatal
             failed.append({"name": tool["name"], "error": _one_line(exc)})
     chan.send({"op": "ready", "failed": failed, "nonce": init.pop("nonce", "")})
     del init

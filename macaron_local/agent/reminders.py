@@ -97,7 +97,7 @@ class ReminderClock:
         for r in due(self.data_dir, self.now()):
             try:
                 self.on_due(r)
-            except Exception as exc:  # noqa: BLE001 - not delivered: it stays pending
+            except Exception as exc:  # not delivered: it stays pending
                 log.warning("reminder %s not delivered: %s", r["id"], exc)
                 continue
             self._desktop(r)
@@ -108,7 +108,7 @@ class ReminderClock:
         while not self._stop.is_set():
             try:
                 self.tick()
-            except Exception as exc:  # noqa: BLE001 - a broken personal.db must not kill the app
+            except Exception as exc:  # a broken personal.db must not kill the app
                 log.warning("reminders: %s", exc)
             self._stop.wait(self.every_s)
 

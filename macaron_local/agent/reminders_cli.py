@@ -13,7 +13,7 @@ import click
 from macaron_local.cli import edge
 
 
-def _data():  # noqa: ANN202
+def _data():
     from macaron_local import paths
 
     return paths.data_dir()
@@ -61,7 +61,7 @@ def snooze_cmd(reminder_id: int, minutes: int) -> None:
     click.echo(f"snoozed to {r['at']}: {r['text']}")
 
 
-def _one(op):  # noqa: ANN001, ANN202
+def _one(op):
     try:
         return op()
     except KeyError as exc:

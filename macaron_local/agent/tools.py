@@ -217,7 +217,7 @@ class ToolGate:
             return {"op": "return", "value": self.call(name, args, kwargs)}
         except PluginError as exc:
             return error_reply(TimeoutError(str(exc)))
-        except Exception as exc:  # noqa: BLE001 - any tool error goes back to the model
+        except Exception as exc:  # any tool error goes back to the model
             return error_reply(exc)
 
     def _confirmed(self, spec: ToolSpec, bound: dict[str, Any]) -> bool:
@@ -233,7 +233,7 @@ class ToolGate:
             try:
                 with use_context(ctx):
                     box["value"] = spec.func(*args, **kwargs)
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            except BaseException as exc:  # handed to the caller's thread
                 box["error"] = exc
 
         worker = threading.Thread(target=target, daemon=True, name=f"tool-{spec.name}")

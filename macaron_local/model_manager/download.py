@@ -72,7 +72,7 @@ def remote_file(
             f"{repo} is gated: accept its terms on the hub and log in",
             hint="run `hf auth login` (or set HF_TOKEN), then pull again",
         ) from exc
-    except (HfHubHTTPError, OSError, Exception) as exc:  # noqa: BLE001 - network errors vary
+    except (HfHubHTTPError, OSError, Exception) as exc:  # network errors vary
         raise MacaronError(
             f"cannot reach the hub for {where}: {type(exc).__name__}: {exc}",
             hint=f"check the network and the endpoint ({endpoint or 'the default hub'}); "
@@ -205,7 +205,7 @@ def _download(
         raise ModelFormatError(f"{label}: got {have} bytes, expected {size}; the part was deleted")
 
 
-def _get(http: httpx.Client, url: str, headers: dict[str, str], part: Path, have: int, bar) -> int:  # noqa: ANN001
+def _get(http: httpx.Client, url: str, headers: dict[str, str], part: Path, have: int, bar) -> int:
     with http.stream("GET", url, headers=headers) as r:
         if r.status_code == 416:  # nothing left to send: the part is complete
             return have

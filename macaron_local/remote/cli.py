@@ -85,7 +85,7 @@ def status(profile: str, check: bool, as_json: bool) -> None:
         click.echo(f"{key:<16} {value if value is not None else '-'}")
 
 
-def _status_row(hook, check: bool) -> dict[str, object]:  # noqa: ANN001 - RemoteHook
+def _status_row(hook, check: bool) -> dict[str, object]:  # RemoteHook
     kr = secrets.keyring_status()
     key = secrets.resolve_api_key()
     endpoint = hook.endpoint(forced=True)

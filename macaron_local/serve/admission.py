@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass
 
 
-class QueueFull(Exception):  # noqa: N818 - a signal to the HTTP edge, not a MacaronError
+class QueueFull(Exception):  # a signal to the HTTP edge, not a MacaronError
     """Raised by :meth:`Admission.acquire` when every slot is busy and the queue is full."""
 
 

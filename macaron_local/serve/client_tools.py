@@ -286,8 +286,8 @@ def call_grammar(tools: Sequence[ClientTool], check: Callable[[str], None]) -> s
     alternatives = []
     for i, tool in enumerate(tools):
         try:
-            args = conv.visit(tool.parameters, f"args-{i}")
-        except Exception as exc:  # noqa: BLE001 - the converter raises bare exceptions
+            args = conv.visit({"type": "object", **tool.parameters}, f"args-{i}")
+        except Exception as exc:  # the converter raises bare exceptions
             raise GrammarError(f"the schema of {tool.name} has no grammar: {exc}") from exc
         head = json.dumps(json.dumps({"tool": tool.name})[:-1] + ', "args": ')
         alternatives.append(f'{head} {args} "}}"')

@@ -26,7 +26,7 @@ from macaron_local.store.db import unicode_problem
 EXTENSION = "macaron"
 
 
-class BadRequest(Exception):  # noqa: N818 - a signal to the HTTP edge
+class BadRequest(Exception):  # a signal to the HTTP edge
     def __init__(self, message: str, param: str | None = None) -> None:
         super().__init__(message)
         self.param = param

@@ -30,7 +30,7 @@ FORGE_ON_EVERY_FD = (
 )
 
 
-def _wait_for(cond, timeout: float = 30.0) -> bool:  # noqa: ANN001
+def _wait_for(cond, timeout: float = 30.0) -> bool:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if cond():

@@ -19,12 +19,12 @@ from macaron_local.turns.act import act
 ASK = [{"role": "user", "content": "set a reminder for today 17:00: call mom"}]
 
 
-def scripted(*outputs: str):  # noqa: ANN201
+def scripted(*outputs: str):
     it = iter(outputs)
     return lambda messages: next(it)
 
 
-def _run(policy: SandboxPolicy, registry: ToolRegistry, context: ToolContext, *outputs: str):  # noqa: ANN202
+def _run(policy: SandboxPolicy, registry: ToolRegistry, context: ToolContext, *outputs: str):
     gate = ToolGate(registry, allow=["*"], auto_approve=["*"], context=context)
     with Repl(policy, gate) as repl:
         return run_agent(scripted(*outputs), ASK, repl, gate, max_steps=4)

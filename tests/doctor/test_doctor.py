@@ -44,12 +44,12 @@ def write_profile(extra: str = "", base: str | None = None) -> str:
     return "doc-test"
 
 
-def run(*args: str, **env: str):  # noqa: ANN201
+def run(*args: str, **env: str):
     env.setdefault("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     return CliRunner().invoke(doctor, list(args), env=env, catch_exceptions=False)
 
 
-def checks(done) -> dict[str, dict]:  # noqa: ANN001
+def checks(done) -> dict[str, dict]:
     rows = [json.loads(line) for line in done.output.splitlines() if line.startswith("{")]
     return {f"{r['section']}/{r['name']}": r for r in rows}
 
@@ -114,7 +114,7 @@ def test_the_keyring_without_a_backend_is_a_warning_with_a_fix() -> None:
 @pytest.fixture
 def remote() -> Iterator[str]:
     class Models(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             body = b'{"object": "list", "data": []}' if self.path == "/v1/models" else b"{}"
             self.send_response(200 if self.path == "/v1/models" else 404)
             self.send_header("Content-Length", str(len(body)))

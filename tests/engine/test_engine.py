@@ -136,7 +136,7 @@ def test_invalid_grammar_raises_before_running(engine: Engine) -> None:
     assert engine.complete("hi", max_tokens=2).n_prompt > 0  # still alive
 
 
-def test_each_grammar_is_checked_once_per_engine(engine: Engine, monkeypatch) -> None:  # noqa: ANN001
+def test_each_grammar_is_checked_once_per_engine(engine: Engine, monkeypatch) -> None:
     """Building llama.cpp's grammar sampler to validate costs up to ~100 ms for the GenUI
     grammar; the router's and the UI's grammars are the same turn after turn."""
     import macaron_local.engine.engine as engine_module
@@ -227,7 +227,7 @@ def test_requests_from_many_threads_are_serialised(engine: Engine) -> None:
     assert results == [ref] * 4
 
 
-def test_parked_slots_beyond_the_budget_are_dropped_then_rebuilt(model_path) -> None:  # noqa: ANN001
+def test_parked_slots_beyond_the_budget_are_dropped_then_rebuilt(model_path) -> None:
     with Engine(model_path, EngineConfig(n_ctx=1024, snapshot_mb=0)) as eng:
         p1 = chat(eng, "What is a cloud?")
         first = eng.complete(p1, slot="one", max_tokens=8)
@@ -311,7 +311,7 @@ print("ok")
 """
 
 
-def test_closing_while_background_work_is_queued_does_not_crash(model_path) -> None:  # noqa: ANN001
+def test_closing_while_background_work_is_queued_does_not_crash(model_path) -> None:
     """close() used to free llama.cpp from an interactive job while a parked background job
     (the router's warm-up) was still queued; the worker then resumed it on the freed context
     and the process died with SIGSEGV (``macaron route --file bad.jsonl`` exits at once).
@@ -330,7 +330,7 @@ def test_closing_while_background_work_is_queued_does_not_crash(model_path) -> N
     assert done.stdout.strip() == "ok"
 
 
-def test_tokenizing_while_the_engine_closes_is_an_error_not_a_crash(model_path) -> None:  # noqa: ANN001
+def test_tokenizing_while_the_engine_closes_is_an_error_not_a_crash(model_path) -> None:
     """Callers tokenize on their own threads; close() frees the vocabulary on the worker thread.
     A turn still counting tokens while the app quits used to segfault the process."""
     from macaron_local.errors import EngineError
@@ -359,7 +359,7 @@ def test_tokenizing_while_the_engine_closes_is_an_error_not_a_crash(model_path) 
     assert all("closed" in str(e) for e in errors)
 
 
-def test_prefill_saves_the_prefix_and_a_later_start_restores_it(engine: Engine, tmp_path) -> None:  # noqa: ANN001
+def test_prefill_saves_the_prefix_and_a_later_start_restores_it(engine: Engine, tmp_path) -> None:
     """The router's fixed prompt is read once per machine, not once per start: the first
     prefill reads it in the background and saves it; the next restores it, and a request on
     that slot then reads only its own tokens and answers exactly as from a fresh read."""
@@ -385,7 +385,7 @@ def test_prefill_saves_the_prefix_and_a_later_start_restores_it(engine: Engine, 
     assert engine.prefill(prefix, adapter="b", slot="router-b", cache_dir=cache) is not None
 
 
-def test_a_corrupt_saved_prefix_is_ignored_and_replaced(engine: Engine, tmp_path, caplog) -> None:  # noqa: ANN001
+def test_a_corrupt_saved_prefix_is_ignored_and_replaced(engine: Engine, tmp_path, caplog) -> None:
     prefix = chat(engine, "Route this. " + "Short prompt for the cache. " * 10)
     cache = tmp_path / "kv"
     engine.prefill(prefix, slot="c", cache_dir=cache).result()  # type: ignore[union-attr]
@@ -405,7 +405,7 @@ def test_a_corrupt_saved_prefix_is_ignored_and_replaced(engine: Engine, tmp_path
     assert engine.prefill(prefix, slot="c", cache_dir=cache) is None  # rewritten, good again
 
 
-def test_a_saved_prefix_in_a_read_only_cache_still_restores(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_a_saved_prefix_in_a_read_only_cache_still_restores(tmp_path, monkeypatch) -> None:
     """Reading marks the file most recently used (the folder keeps the 8 newest); when the
     cache cannot be touched the file is still read, not thrown away."""
     from macaron_local.engine import prefix_cache

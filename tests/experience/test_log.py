@@ -15,18 +15,18 @@ from macaron_local.store import NewToolCall
 from tests.experience.helpers import commit, new_session, open_store
 
 
-def _counts(db) -> tuple[int, int]:  # noqa: ANN001
+def _counts(db) -> tuple[int, int]:
     a = db.execute("SELECT COUNT(*) FROM experience").fetchone()[0]
     b = db.execute("SELECT COUNT(*) FROM experience_signals").fetchone()[0]
     return a, b
 
 
 @pytest.fixture
-def profile():  # noqa: ANN201
+def profile():
     return load_profile("tall-local")
 
 
-def test_opt_in_off_writes_nothing(tmp_path: Path, profile) -> None:  # noqa: ANN001
+def test_opt_in_off_writes_nothing(tmp_path: Path, profile) -> None:
     db = open_store(tmp_path)
     sid = new_session(db)
     turn = commit(db, sid, "my dog is called Biscuit", "Nice!")
@@ -38,7 +38,7 @@ def test_opt_in_off_writes_nothing(tmp_path: Path, profile) -> None:  # noqa: AN
     assert not experience.settings.settings_path().exists()
 
 
-def test_profile_opt_in_and_user_override(tmp_path: Path, profile) -> None:  # noqa: ANN001
+def test_profile_opt_in_and_user_override(tmp_path: Path, profile) -> None:
     db = open_store(tmp_path)
     sid = new_session(db)
     on = profile.model_copy(
@@ -50,7 +50,7 @@ def test_profile_opt_in_and_user_override(tmp_path: Path, profile) -> None:  # n
     assert _counts(db) == (1, 0)
 
 
-def test_excluded_session_is_not_kept(tmp_path: Path, profile) -> None:  # noqa: ANN001
+def test_excluded_session_is_not_kept(tmp_path: Path, profile) -> None:
     experience.set_user_choice(True)
     db = open_store(tmp_path)
     sid, other = new_session(db), new_session(db)
@@ -61,7 +61,7 @@ def test_excluded_session_is_not_kept(tmp_path: Path, profile) -> None:  # noqa:
     assert [r.request for r in experience.rows(db)] == ["other chat"]
 
 
-def test_signals_feedback_retry_reroute(tmp_path: Path, profile) -> None:  # noqa: ANN001
+def test_signals_feedback_retry_reroute(tmp_path: Path, profile) -> None:
     experience.set_user_choice(True)
     db = open_store(tmp_path)
     sid = new_session(db)
@@ -93,7 +93,7 @@ def test_signals_feedback_retry_reroute(tmp_path: Path, profile) -> None:  # noq
         experience.record_feedback(db, profile, "no-such-turn", "up")
 
 
-def test_planted_secrets_never_reach_the_log(tmp_path: Path, profile) -> None:  # noqa: ANN001
+def test_planted_secrets_never_reach_the_log(tmp_path: Path, profile) -> None:
     experience.set_user_choice(True)
     db = open_store(tmp_path)
     sid = new_session(db)
@@ -132,7 +132,7 @@ def test_planted_secrets_never_reach_the_log(tmp_path: Path, profile) -> None:  
     assert row.tool_outcomes[0]["status"] == "ok"
 
 
-def test_purge_removes_everything(tmp_path: Path, profile) -> None:  # noqa: ANN001
+def test_purge_removes_everything(tmp_path: Path, profile) -> None:
     experience.set_user_choice(True)
     db = open_store(tmp_path)
     sid = new_session(db)
@@ -184,7 +184,7 @@ def test_cli_status_export_purge(tmp_path: Path) -> None:
     assert json.loads(runner.invoke(group, ["status", "--json"]).output)["turns"] == 0
 
 
-def test_retention_expires_old_rows(tmp_path: Path, profile) -> None:  # noqa: ANN001
+def test_retention_expires_old_rows(tmp_path: Path, profile) -> None:
     experience.set_user_choice(True)
     db = open_store(tmp_path)
     sid = new_session(db)

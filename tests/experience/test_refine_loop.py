@@ -24,7 +24,7 @@ FACTS = [
 
 
 @pytest.fixture
-def corrected(tmp_path: Path):  # noqa: ANN201
+def corrected(tmp_path: Path):
     experience.set_user_choice(True)
     db = open_store(tmp_path)
     profile = load_profile("tall-local")
@@ -36,7 +36,7 @@ def corrected(tmp_path: Path):  # noqa: ANN201
     return db, profile
 
 
-def _config(**gate):  # noqa: ANN003, ANN202
+def _config(**gate):
     import torch  # noqa: F401 - the loop module needs it
 
     from macaron_local.refine.gate import GateConfig
@@ -53,7 +53,7 @@ def _config(**gate):  # noqa: ANN003, ANN202
 
 
 @pytest.mark.timeout(3600)  # two measured passes of the base on a shared CPU
-def test_failed_gate_leaves_the_policy_record_unchanged(corrected) -> None:  # noqa: ANN001
+def test_failed_gate_leaves_the_policy_record_unchanged(corrected) -> None:
     from macaron_local.refine import lineage
     from macaron_local.refine.refine_loop import run_refine
 
@@ -83,7 +83,7 @@ def test_failed_gate_leaves_the_policy_record_unchanged(corrected) -> None:  # n
 
 
 @pytest.mark.timeout(3600)
-def test_cancelled_run_registers_nothing_and_resumes(corrected) -> None:  # noqa: ANN001
+def test_cancelled_run_registers_nothing_and_resumes(corrected) -> None:
     from macaron_local.refine import lineage
     from macaron_local.refine.refine_loop import _resume_path, run_refine
 
@@ -106,7 +106,7 @@ def test_cancelled_run_registers_nothing_and_resumes(corrected) -> None:  # noqa
 
 
 @pytest.mark.timeout(600)
-def test_a_cancel_stops_the_run_inside_its_first_measurement(corrected) -> None:  # noqa: ANN001
+def test_a_cancel_stops_the_run_inside_its_first_measurement(corrected) -> None:
     """The cancel comes while the base is being measured (minutes on a busy machine): the
     next forward pass ends the run, not the end of the measurement or of the next step."""
     from macaron_local.refine import lineage
@@ -127,7 +127,7 @@ def test_a_cancel_stops_the_run_inside_its_first_measurement(corrected) -> None:
     assert lineage.store_snapshot() == {}
 
 
-def test_a_run_cancelled_before_it_starts_reads_no_weights(corrected) -> None:  # noqa: ANN001
+def test_a_run_cancelled_before_it_starts_reads_no_weights(corrected) -> None:
     from macaron_local.refine.refine_loop import run_refine
 
     db, profile = corrected

@@ -13,11 +13,11 @@ from macaron_local.hcp import load_profile
 RENAMED = {"L0": "talk", "L1": "doer", "L2": "coder", "L3": "screens"}
 
 
-def _renamed(tmp_path):  # noqa: ANN001, ANN202
+def _renamed(tmp_path):
     """The bundled profile with every label renamed (and so every table keyed by label)."""
     data = tomllib.loads(load_profile("tall-local").source.read_text())  # type: ignore[union-attr]
 
-    def rename(obj):  # noqa: ANN001, ANN202
+    def rename(obj):
         if isinstance(obj, dict):
             return {RENAMED.get(k, k): rename(v) for k, v in obj.items()}
         if isinstance(obj, list):
@@ -37,7 +37,7 @@ def _renamed(tmp_path):  # noqa: ANN001, ANN202
     return load_profile(path)
 
 
-def test_roles_name_the_labels(tmp_path) -> None:  # noqa: ANN001
+def test_roles_name_the_labels(tmp_path) -> None:
     shipped = load_profile("tall-local")
     assert (shipped.router_label, agent_label(shipped), genui_label(shipped)) == ("L0", "L1", "L3")
     assert [shipped.display_name(lb) for lb in shipped.labels] == [

@@ -56,7 +56,7 @@ def make_handler(hub: Hub) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
             self.end_headers()
 
-        def do_HEAD(self) -> None:  # noqa: N802
+        def do_HEAD(self) -> None:
             hub.requests.append(("HEAD", self.path, None))
             data = self._lookup()
             if data is None:
@@ -65,7 +65,7 @@ def make_handler(hub: Hub) -> type[BaseHTTPRequestHandler]:
             name = unquote(self.path).rsplit("/resolve/", 1)[-1].split("/", 1)[-1]
             self._head(data, 200, 0, hub.sizes.get(name))
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             rng = self.headers.get("Range")
             hub.requests.append(("GET", self.path, rng))
             data = self._lookup()

@@ -18,7 +18,7 @@ from tests.model_manager.hub import Hub
 SIZE = 3 << 20
 
 
-def run(*args: str, env: dict[str, str] | None = None):  # noqa: ANN201
+def run(*args: str, env: dict[str, str] | None = None):
     return CliRunner().invoke(models_group, list(args), env=env, catch_exceptions=False)
 
 

@@ -19,7 +19,7 @@ AGENT = {
 }
 
 
-def _trained_text(tokenizer, enc) -> list[str]:  # noqa: ANN001
+def _trained_text(tokenizer, enc) -> list[str]:
     """The trained tokens as contiguous runs of text (end-of-turn tokens written out)."""
     (im_end,) = tokenizer.tokenize("<|im_end|>")
 
@@ -38,7 +38,7 @@ def _trained_text(tokenizer, enc) -> list[str]:  # noqa: ANN001
     return runs
 
 
-def test_mask_covers_each_assistant_turn_and_its_end_token(tokenizer) -> None:  # noqa: ANN001
+def test_mask_covers_each_assistant_turn_and_its_end_token(tokenizer) -> None:
     enc = encode(tokenizer, AGENT, max_len=512)
     assert enc.exact
     assert _trained_text(tokenizer, enc) == [
@@ -49,14 +49,14 @@ def test_mask_covers_each_assistant_turn_and_its_end_token(tokenizer) -> None:  
     assert enc.tokens == full
 
 
-def test_prompt_tokens_are_the_served_prompt(tokenizer) -> None:  # noqa: ANN001
+def test_prompt_tokens_are_the_served_prompt(tokenizer) -> None:
     enc = encode(tokenizer, AGENT, max_len=512)
     first = enc.targets.index(True)
     served = tokenizer.tokenize(tokenizer.render_chat(AGENT["messages"][:2]))
     assert enc.tokens[:first] == served
 
 
-def test_route_example_is_what_the_route_hop_sends(tokenizer) -> None:  # noqa: ANN001
+def test_route_example_is_what_the_route_hop_sends(tokenizer) -> None:
     profile = load_profile("tall-local")
     tools = {"reminders.add": "Set a reminder."}
     (ex,) = route_examples([{"text": "remind me at 5", "label": "L1"}], profile, tools)
@@ -83,7 +83,7 @@ def test_a_follow_up_row_is_routed_with_its_previous_turn() -> None:
     assert ex["messages"][1]["content"].startswith("Previous turn: L1 — add milk to my list\n")
 
 
-def test_summary_example_is_what_the_summary_hop_sends(tokenizer) -> None:  # noqa: ANN001
+def test_summary_example_is_what_the_summary_hop_sends(tokenizer) -> None:
     from macaron_local.turns.summary import summary_messages
 
     profile = load_profile("tall-local")
@@ -110,7 +110,7 @@ def test_summary_example_is_what_the_summary_hop_sends(tokenizer) -> None:  # no
     assert _trained_text(tokenizer, enc) == [row["summary"] + "<|im_end|>"]  # not the answer
 
 
-def test_truncation_keeps_only_what_fits(tokenizer) -> None:  # noqa: ANN001
+def test_truncation_keeps_only_what_fits(tokenizer) -> None:
     enc = encode(tokenizer, AGENT, max_len=512)
     second = len(enc.tokens) - 8
     short = encode(tokenizer, AGENT, max_len=second)
@@ -118,7 +118,7 @@ def test_truncation_keeps_only_what_fits(tokenizer) -> None:  # noqa: ANN001
     assert encode(tokenizer, AGENT, max_len=enc.targets.index(True)) is None
 
 
-def test_bad_examples_are_named_errors(tokenizer) -> None:  # noqa: ANN001
+def test_bad_examples_are_named_errors(tokenizer) -> None:
     with pytest.raises(RefineError, match="no trained assistant"):
         encode(tokenizer, {"messages": [{"role": "user", "content": "hi"}]}, 64)
     with pytest.raises(RefineError, match="role and content"):
@@ -159,7 +159,7 @@ QWEN3_LIKE = r"""
 """
 
 
-def test_a_reasoning_template_is_told_not_to_think_and_trained_turn_by_turn(tokenizer) -> None:  # noqa: ANN001
+def test_a_reasoning_template_is_told_not_to_think_and_trained_turn_by_turn(tokenizer) -> None:
     from macaron_local.engine.tokenizer import Vocab
     from macaron_local.refine.data import encode_turns
 

@@ -40,7 +40,7 @@ def revs(tmp_path: Path) -> list[lineage.Revision]:
     return out
 
 
-def test_register_is_content_addressed_and_idempotent(tmp_path: Path, revs) -> None:  # noqa: ANN001
+def test_register_is_content_addressed_and_idempotent(tmp_path: Path, revs) -> None:
     src = tmp_path / "a0.gguf"
     assert revs[0].revision == sha256_file(src)
     assert revs[0].path == paths.data_dir() / "adapters" / f"{revs[0].revision}.gguf"
@@ -53,7 +53,7 @@ def test_register_is_content_addressed_and_idempotent(tmp_path: Path, revs) -> N
     assert lineage.list_revisions("L3") == []
 
 
-def test_promote_and_rollback_move_only_the_policy(revs) -> None:  # noqa: ANN001
+def test_promote_and_rollback_move_only_the_policy(revs) -> None:
     before = lineage.store_snapshot()
     assert lineage.get_policy("tall-local").serving == {}
     lineage.promote("tall-local", "L0", revs[0].revision[:10])
@@ -72,12 +72,12 @@ def test_promote_and_rollback_move_only_the_policy(revs) -> None:  # noqa: ANN00
     assert sorted(p.name for p in policy_dir.iterdir()) == ["tall-local.json"]  # no tmp left
 
 
-def test_policies_are_per_profile(revs) -> None:  # noqa: ANN001
+def test_policies_are_per_profile(revs) -> None:
     lineage.promote("tall-local", "L0", revs[1].revision)
     assert lineage.get_policy("hybrid").serving == {}
 
 
-def test_promote_checks_the_revision(revs) -> None:  # noqa: ANN001
+def test_promote_checks_the_revision(revs) -> None:
     with pytest.raises(RefineError, match="trained for L0"):
         lineage.promote("tall-local", "L1", revs[0].revision)
     with pytest.raises(RefineError, match="no adapter revision"):

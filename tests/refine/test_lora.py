@@ -23,17 +23,17 @@ from tests.refine.helpers import CHAT
 SHA = "ab" * 32
 
 
-def _tokens(tokenizer) -> list[int]:  # noqa: ANN001
+def _tokens(tokenizer) -> list[int]:
     return tokenizer.tokenize(tokenizer.render_chat(CHAT["messages"], add_generation_prompt=False))
 
 
-def _logits(model, tokens: list[int]) -> np.ndarray:  # noqa: ANN001
+def _logits(model, tokens: list[int]) -> np.ndarray:
     with torch.no_grad():
         return model(torch.tensor([tokens]))[0].numpy()
 
 
 @pytest.fixture(scope="module")
-def trained(torch_base, tokenizer, tmp_path_factory):  # noqa: ANN001, ANN201
+def trained(torch_base, tokenizer, tmp_path_factory):
     """A rank-4 LoRA on q, v and ffn_up of every layer, trained 4 steps in f32."""
     detach_lora(torch_base)
     cfg = TrainConfig(
@@ -61,7 +61,7 @@ def trained(torch_base, tokenizer, tmp_path_factory):  # noqa: ANN001, ANN201
     return res
 
 
-def test_training_lowers_the_loss_and_exports(trained) -> None:  # noqa: ANN001
+def test_training_lowers_the_loss_and_exports(trained) -> None:
     assert trained.status == "done" and trained.path.is_file()
     assert trained.losses[-1] < trained.losses[0] / 2
     lora = read_lora(trained.path)
@@ -70,7 +70,7 @@ def test_training_lowers_the_loss_and_exports(trained) -> None:  # noqa: ANN001
     assert lora.metadata[BASE_SHA_KEY] == SHA and lora.metadata[LABEL_KEY] == "L0"
 
 
-def test_trained_lora_in_llamacpp_matches_torch(model, trained, f32_engine, tokenizer) -> None:  # noqa: ANN001
+def test_trained_lora_in_llamacpp_matches_torch(model, trained, f32_engine, tokenizer) -> None:
     tokens = _tokens(tokenizer)
     base = _logits(model, tokens)
     import_lora(model, trained.path)
@@ -81,7 +81,7 @@ def test_trained_lora_in_llamacpp_matches_torch(model, trained, f32_engine, toke
     assert np.abs(ours - theirs).max() < 1e-3
 
 
-def test_export_import_round_trip_is_lossless(model, tmp_path) -> None:  # noqa: ANN001
+def test_export_import_round_trip_is_lossless(model, tmp_path) -> None:
     attach_lora(model, LoraConfig(rank=3, alpha=5, targets=("blk.1.*", "ffn_down")), seed=7)
     with torch.no_grad():
         for m in lora_modules(model).values():
@@ -99,7 +99,7 @@ def test_export_import_round_trip_is_lossless(model, tmp_path) -> None:  # noqa:
         assert np.array_equal(a, after[name][0]) and np.array_equal(b, after[name][1])
 
 
-def test_f16_export_keeps_f16_values(model, tmp_path) -> None:  # noqa: ANN001
+def test_f16_export_keeps_f16_values(model, tmp_path) -> None:
     attach_lora(model, LoraConfig(rank=2, targets=("attn_v",)), seed=1)
     before = lora_tensors(model)
     path = export_lora(model, tmp_path / "h.gguf", dtype="f16")
@@ -108,7 +108,7 @@ def test_f16_export_keeps_f16_values(model, tmp_path) -> None:  # noqa: ANN001
         assert np.array_equal(a.astype(np.float16).astype(np.float32), back[name][0])
 
 
-def test_fresh_lora_is_an_exact_no_op(model, tokenizer) -> None:  # noqa: ANN001
+def test_fresh_lora_is_an_exact_no_op(model, tokenizer) -> None:
     tokens = _tokens(tokenizer)[:12]
     base = _logits(model, tokens)
     attach_lora(model, LoraConfig(rank=8), seed=3)
@@ -119,6 +119,6 @@ def test_fresh_lora_is_an_exact_no_op(model, tokenizer) -> None:  # noqa: ANN001
     assert not lora_modules(model)
 
 
-def test_no_matching_target_is_an_error(model) -> None:  # noqa: ANN001
+def test_no_matching_target_is_an_error(model) -> None:
     with pytest.raises(RefineError, match="no tensor matches"):
         attach_lora(model, LoraConfig(targets=("attn_qkv",)))

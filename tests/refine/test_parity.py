@@ -8,11 +8,11 @@ import torch
 from tests.refine.helpers import CHAT
 
 
-def _tokens(tokenizer, messages) -> list[int]:  # noqa: ANN001
+def _tokens(tokenizer, messages) -> list[int]:
     return tokenizer.tokenize(tokenizer.render_chat(messages, add_generation_prompt=False))
 
 
-def test_torch_logits_match_llamacpp(model, f32_engine, tokenizer) -> None:  # noqa: ANN001
+def test_torch_logits_match_llamacpp(model, f32_engine, tokenizer) -> None:
     tokens = _tokens(tokenizer, CHAT["messages"])
     with torch.no_grad():
         ours = model(torch.tensor([tokens]))[0].numpy()
@@ -22,7 +22,7 @@ def test_torch_logits_match_llamacpp(model, f32_engine, tokenizer) -> None:  # n
     assert (ours.argmax(-1) == theirs.argmax(-1)).all()
 
 
-def test_shared_prefix_equals_full_rows(model, tokenizer) -> None:  # noqa: ANN001
+def test_shared_prefix_equals_full_rows(model, tokenizer) -> None:
     prefix = tokenizer.tokenize("<|im_start|>system\nAnswer with a label.<|im_end|>\n")
     tails = [
         tokenizer.tokenize("<|im_start|>user\nhello there<|im_end|>\n"),

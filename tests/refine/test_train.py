@@ -25,7 +25,7 @@ CFG = TrainConfig(
 SHA = "cd" * 32
 
 
-def test_same_seed_same_adapter(model, tokenizer, tmp_path: Path) -> None:  # noqa: ANN001
+def test_same_seed_same_adapter(model, tokenizer, tmp_path: Path) -> None:
     runs = [
         train(
             [CHAT],
@@ -46,7 +46,7 @@ def test_same_seed_same_adapter(model, tokenizer, tmp_path: Path) -> None:  # no
     assert (tmp_path / "r0.gguf").read_bytes() == (tmp_path / "r1.gguf").read_bytes()
 
 
-def test_run_record_and_loss_plot(model, tokenizer, tmp_path: Path) -> None:  # noqa: ANN001
+def test_run_record_and_loss_plot(model, tokenizer, tmp_path: Path) -> None:
     cfg = CFG.model_copy(update={"checkpoint_every": 1, "bf16": True})
     res = train(
         [CHAT, CHAT],
@@ -72,7 +72,7 @@ def test_run_record_and_loss_plot(model, tokenizer, tmp_path: Path) -> None:  # 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.gguf", "x.loss.png", "x.run.json"]
 
 
-def test_cancel_stops_between_steps_and_exports_nothing(model, tokenizer, tmp_path) -> None:  # noqa: ANN001
+def test_cancel_stops_between_steps_and_exports_nothing(model, tokenizer, tmp_path) -> None:
     stop = threading.Event()
     stop.set()
     res = train(
@@ -103,7 +103,7 @@ def test_batches_cover_every_example_each_epoch() -> None:
     assert [next(again) for _ in range(13)] == epoch
 
 
-def test_kl_anchor_is_zero_at_the_start_and_grows_as_the_adapter_moves(model, tokenizer) -> None:  # noqa: ANN001
+def test_kl_anchor_is_zero_at_the_start_and_grows_as_the_adapter_moves(model, tokenizer) -> None:
     """The refine loop's anchor on replay rows: KL(starting revision || current) over answer
     tokens. It is 0 while nothing has moved, positive after, its gradient pulls the moved
     weights back, and the weights are the current ones again after the call."""

@@ -19,7 +19,7 @@ def test_health_is_503_while_loading_then_reports_a_load_failure() -> None:
     gate = threading.Event()
     failures: list[BaseException] = []
 
-    def opener():  # noqa: ANN202
+    def opener():
         gate.wait(30)
         raise ModelNotFoundError("no weights here", hint="run `macaron models pull`")
 

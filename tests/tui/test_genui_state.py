@@ -38,7 +38,7 @@ RUN_LOG = {
 }
 
 
-def _doc():  # noqa: ANN202
+def _doc():
     return default_catalogue().document(RUN_LOG)
 
 

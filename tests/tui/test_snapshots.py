@@ -48,7 +48,7 @@ def _chat_app(tmp_path: Path) -> tuple[MacaronApp, str]:
     return app, sid
 
 
-def test_chat_screen(snap_compare, tmp_path: Path) -> None:  # noqa: ANN001
+def test_chat_screen(snap_compare, tmp_path: Path) -> None:
     app, sid = _chat_app(tmp_path)
 
     async def open_session(pilot: Pilot) -> None:
@@ -63,13 +63,13 @@ def test_chat_screen(snap_compare, tmp_path: Path) -> None:  # noqa: ANN001
     assert snap_compare(app, terminal_size=SIZE, run_before=open_session)
 
 
-def test_help_screen(snap_compare, tmp_path: Path) -> None:  # noqa: ANN001
+def test_help_screen(snap_compare, tmp_path: Path) -> None:
     assert snap_compare(_app(tmp_path), terminal_size=SIZE, press=["f1"])
 
 
-def test_profiles_screen(snap_compare, tmp_path: Path) -> None:  # noqa: ANN001
+def test_profiles_screen(snap_compare, tmp_path: Path) -> None:
     assert snap_compare(_app(tmp_path), terminal_size=SIZE, press=["f2"])
 
 
-def test_settings_screen(snap_compare, tmp_path: Path) -> None:  # noqa: ANN001
+def test_settings_screen(snap_compare, tmp_path: Path) -> None:
     assert snap_compare(_app(tmp_path), terminal_size=SIZE, press=["f3"])

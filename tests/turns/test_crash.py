@@ -115,7 +115,7 @@ def crash_profile() -> str:
     return tomli_w.dumps(data)
 
 
-def _reader(stream, out: queue.Queue[str | None]) -> None:  # noqa: ANN001 - a text pipe
+def _reader(stream, out: queue.Queue[str | None]) -> None:  # a text pipe
     for line in stream:
         out.put(line.strip())
     out.put(None)

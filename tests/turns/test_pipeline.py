@@ -210,7 +210,7 @@ def test_a_summary_past_the_profiles_wait_is_a_provisional_note(runtime: Runtime
 
 def test_a_later_start_restores_the_routers_prompt_from_disk(
     runtime: Runtime, runtime_home
-) -> None:  # noqa: ANN001
+) -> None:
     """The first start reads the router's fixed prompt (~2 s on 2 cores) and saves it under
     the cache folder; later starts restore it before the first message can arrive."""
     import time
