@@ -4,6 +4,8 @@ Deterministic: ids are ``s1``, ``t1``, ...; answers depend only on the request; 
 request routes to L2 with a fenced Python block. ``fail_next`` makes the next turn fail;
 ``hold`` keeps a turn streaming until released (to cancel it); ``piece_delay`` slows the stream.
 Cancelling behaves like the pipeline: nothing is kept and TurnError is raised.
+"remind" in a request routes to L1, whose turn carries two tool calls (``SCRIPTED_STEPS``: a
+failed one, then one that worked), as the agent loop records them.
 Experience: ``experience_choice`` is the user's choice (default False, so the first-run
 explainer stays away; None shows it); when on, every committed turn of a chat that is not
 excluded counts as kept. ``start_refine`` returns a ``ScriptedRefine`` the test moves by hand.
@@ -38,6 +40,7 @@ from macaron_local.facade import (
     RefineProgress,
     SearchItem,
     SessionItem,
+    ToolCallRecord,
     TurnEvents,
     TurnItem,
     TurnRequest,
@@ -60,8 +63,19 @@ def _add_note(text: str) -> str:
 SCRIPTED_TOOLS: dict[str, Callable[..., Any]] = {"notes.add": _add_note}
 
 
+# (code, result, status) of the agent's steps for a "remind" request
+SCRIPTED_STEPS = (
+    ('reminders.search("mom")', "AttributeError: module 'reminders' has no attribute 'search'",
+     "error"),
+    ('r = reminders.add("call mom", "2026-01-01T17:00")\nprint(r["id"], r["due"])',
+     "1 2026-01-01T17:00", "ok"),
+)  # fmt: skip
+
+
 def script(text: str) -> tuple[str, str]:
     """(label, answer) for a request."""
+    if "remind" in text.lower():
+        return "L1", "I set a reminder for 17:00 today: call mom."
     if "code" in text.lower():
         return "L2", (
             "Here is a function:\n\n```python\ndef reverse(items):\n"
@@ -339,6 +353,8 @@ class ScriptedAssistant:
             failover_reason=failover,
             meta=_meta(backend, failover),
         )
+        if label == "L1" and "remind" in text.lower():
+            item = item.model_copy(update={"tool_calls": _steps(item)})
         s.turns.append(item)
         if self.experience_choice and not s.item.excluded:
             self.kept[item.id] = label
@@ -612,6 +628,16 @@ class ScriptedRefine:
 
     def report(self) -> RefineOutcome | None:
         return self.outcome
+
+
+def _steps(item: TurnItem) -> tuple[ToolCallRecord, ...]:
+    return tuple(
+        ToolCallRecord(
+            id=f"{item.id}-c{i}", turn_id=item.id, created_at=item.created_at, step=i,
+            label=item.label, code=code, result=result, status=status,
+        )
+        for i, (code, result, status) in enumerate(SCRIPTED_STEPS)
+    )  # fmt: skip
 
 
 def _meta(backend: str, failover: str | None) -> dict[str, object]:

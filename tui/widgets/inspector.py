@@ -1,6 +1,7 @@
 """The inspector: everything recorded about the selected turn, summaries included.
 
-Summaries appear here and nowhere in the chat. Shows what it is given; asks nothing.
+Summaries appear here and nowhere in the chat. An agent turn's tool steps follow, folded like
+in the chat (``ToolSteps``). Shows what it is given; asks nothing.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from macaron_local.facade import TurnItem, badge
+from macaron_local.tui.widgets.toolsteps import ToolSteps
 
 BAR = 16
 
@@ -38,6 +40,9 @@ def describe(item: TurnItem, names: dict[str, str] | None = None) -> Text:
     answered = badge(item.label, item.route_kind, name=names.get(item.label, ""))
     out.append("Answered by ", style="bold").append(answered + "\n")
     out.append("Backend ", style="bold").append(backend_text(item) + "\n")
+    if item.tool_calls:
+        failed = f", {item.failed_calls} failed" if item.failed_calls else ""
+        out.append("Tool calls ", style="bold").append(f"{len(item.tool_calls)}{failed}\n")
     if item.branches > 1:
         out.append("Branch ", style="bold").append(f"{item.branch} of {item.branches}\n")
     out.append("\nRoute probabilities\n", style="bold")
@@ -73,9 +78,12 @@ class Inspector(VerticalScroll):
 
     def compose(self):  # noqa: ANN201
         yield Static("Select an answer to inspect it.", id="inspector-body")
+        yield ToolSteps(id="inspector-steps")
 
     def show(self, item: TurnItem | None) -> None:
         body = self.query_one("#inspector-body", Static)
         assistant = getattr(self.app, "assistant", None)
         names = assistant.specialists() if assistant is not None else {}
         body.update(describe(item, names) if item else "Select an answer to inspect it.")
+        steps = self.query_one("#inspector-steps", ToolSteps)
+        self.call_later(steps.show, item.tool_calls if item else ())

@@ -7,6 +7,8 @@ passed up as ``AssistantMessage.Finished`` for the screen. Focusing one posts ``
 local rerun replaces it) and the notice goes up as ``Told`` for the screen to show.
 An L3 answer's ui block is parsed as it streams and rendered as live widgets (``GenUIView``):
 each component appears as soon as its JSON is complete; the prose before it stays Markdown.
+An agent answer shows its tool steps (``ToolSteps``, folded) above the answer, from the turn's
+record: for history at once, for a new turn when it is final.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from textual.widgets.markdown import MarkdownStream
 from macaron_local.facade import TurnItem, badge
 from macaron_local.genui.stream import ComponentReady, DocumentReady, Prose, UiStream, split_answer
 from macaron_local.tui.widgets.genui import GenUIView
+from macaron_local.tui.widgets.toolsteps import ToolSteps
 
 if TYPE_CHECKING:
     from macaron_local.remote.hybrid import Notice
@@ -81,7 +84,7 @@ class Note(Static):
 
 
 class AssistantMessage(Vertical, can_focus=True):
-    """One assistant turn: badge, Markdown answer, hop timings (shown on demand)."""
+    """One assistant turn: badge, tool steps (folded), Markdown answer, hop timings (on demand)."""
 
     BINDINGS = [
         Binding("c", "screen.copy", "Copy code", id="answer.copy"),
@@ -154,6 +157,7 @@ class AssistantMessage(Vertical, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield Static(self._badge_text(), classes="badge", markup=False)
+        yield ToolSteps(self.item.tool_calls if self.item else (), classes="tool-steps")
         answer = split_answer(self.text) if self.item and self._draws_ui(self.item.label) else None
         if answer is not None and answer.document is not None:
             yield Markdown(answer.prose or None, classes="answer")
@@ -172,14 +176,14 @@ class AssistantMessage(Vertical, can_focus=True):
             it.route_kind,
             it.backend,
             it.failover_reason,
-            name=self._name(it.label),
+            name=self._specialist(it.label),
             failed_calls=it.failed_calls,
         )
         if self.item.branches > 1:
             text += f" · branch {self.item.branch}/{self.item.branches} ([ ] to browse)"
         return text
 
-    def _name(self, label: str) -> str:
+    def _specialist(self, label: str) -> str:
         """The specialist's name from the profile (the app's assistant), else none."""
         assistant = getattr(self.app, "assistant", None)
         return assistant.specialists().get(label, "") if assistant is not None else ""
@@ -197,7 +201,7 @@ class AssistantMessage(Vertical, can_focus=True):
         self.post_message(self.Selected(self))
 
     def on_assistant_message_routed(self, event: Routed) -> None:
-        self._routed = badge(event.label, event.kind, name=self._name(event.label))
+        self._routed = badge(event.label, event.kind, name=self._specialist(event.label))
         where = "answering remotely…" if self.remote else "answering…"
         self.query_one(".badge", Static).update(f"{self._routed} · {where}")
         if self._draws_ui(event.label):
@@ -301,5 +305,6 @@ class AssistantMessage(Vertical, can_focus=True):
             else:
                 await self.query_one(".answer", Markdown).update(self.text)
             self.query_one(".badge", Static).update(self._badge_text())
+            await self.query_one(ToolSteps).show(event.item.tool_calls)
             self.query_one(".timings", Static).update(timings_line(event.item))
         self.post_message(self.Finished(self, event.item, event.error))
