@@ -244,6 +244,7 @@ def _turn(
             choice,
             decision=_agent_route(rt, req, label),
         )
+    req.choice(())  # a call it requires needs tools
     messages = req.plain_messages()
     if conversation is None:
         return partial(stateless_turn, rt, messages, label=label)

@@ -1,0 +1,253 @@
+"""Client tools and the approval gate, through the official ``openai`` client against a real
+``macaron serve`` on 127.0.0.1 (the embedded model). The tests assert the protocol; where the
+model's choice matters, ``tool_choice`` forces it."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from macaron_local.store import get_turn, open_db
+from tests.serve.conftest import SERVE_PROFILE, Server, start_server
+
+PROFILE = SERVE_PROFILE.replace('id = "serve-fast"', 'id = "serve-tools"') + (
+    "\n[sampling.overrides.L1]\nmax_tokens = 96\n"  # room for a call block and a short answer
+)
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The current weather in a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "unit": {"type": "string", "enum": ["c", "f"]},
+            },
+            "required": ["city"],
+        },
+    },
+}
+TIME = {
+    "type": "function",
+    "function": {"name": "local_time", "description": "The time now.", "parameters": {}},
+}
+ASK = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    home = tmp_path_factory.mktemp("serve-tools")
+    folder = home / "config" / "profiles"
+    folder.mkdir(parents=True)
+    (folder / "serve-tools.toml").write_text(PROFILE)
+    srv = start_server(home, "--profile", "serve-tools", "--concurrency", "2")
+    yield srv
+    assert srv.stop() == 0, srv.log.read_text()
+
+
+def client(server: Server) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", max_retries=0)
+
+
+def _call(done: Any) -> Any:
+    choice = done.choices[0]
+    assert choice.finish_reason == "tool_calls", choice
+    (call,) = choice.message.tool_calls
+    assert call.id.startswith("call_") and call.type == "function"
+    return call
+
+
+def test_a_named_function_comes_back_as_a_call_and_its_result_goes_to_the_same_agent(
+    server: Server,
+) -> None:
+    c = client(server)
+    done = c.chat.completions.create(
+        model="serve-tools",
+        messages=ASK,
+        tools=[WEATHER, TIME],
+        tool_choice={"type": "function", "function": {"name": "get_weather"}},
+    )
+    call = _call(done)
+    args = json.loads(call.function.arguments)
+    assert call.function.name == "get_weather"
+    assert isinstance(args["city"], str) and set(args) <= {"city", "unit"}
+    ext = done.model_extra["macaron"]
+    assert (ext["label"], ext["route"]) == ("L1", "tools")  # the profile's agent label
+    assert [h["hop"] for h in done.usage.model_extra["hops"]] == ["answer"]  # no route hop
+    # the client ran it: its result goes back, stateless, to the agent that called
+    follow = [
+        *ASK,
+        done.choices[0].message.model_dump(exclude_none=True),
+        {"role": "tool", "tool_call_id": call.id, "content": '{"temp_c": 18, "sky": "cloudy"}'},
+    ]
+    after = c.chat.completions.create(model="serve-tools", messages=follow, tools=[WEATHER])
+    ext = after.model_extra["macaron"]
+    assert (ext["label"], ext["route"]) == ("L1", "sticky")
+    assert after.choices[0].finish_reason in {"stop", "length", "tool_calls"}
+    if after.choices[0].finish_reason != "tool_calls":
+        assert after.choices[0].message.content.strip()
+        assert not after.choices[0].message.tool_calls
+
+
+def test_a_streamed_required_call_arrives_as_one_tool_call_delta(server: Server) -> None:
+    chunks = list(
+        client(server).chat.completions.create(
+            model="serve-tools:L1",
+            messages=[{"role": "user", "content": "What time is it?"}],
+            tools=[TIME, WEATHER],
+            tool_choice="required",
+            stream=True,
+        )
+    )
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert chunks[0].model_extra["macaron"]["route"] == "manual"  # the name pins the agent
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert "```" not in text  # the call block never leaks as content
+    deltas = [d for c in chunks if c.choices for d in c.choices[0].delta.tool_calls or ()]
+    assert len(deltas) == 1
+    (delta,) = deltas
+    assert delta.index == 0 and delta.id.startswith("call_") and delta.type == "function"
+    assert delta.function.name in {"local_time", "get_weather"}
+    assert isinstance(json.loads(delta.function.arguments), dict)
+    finals = [c for c in chunks if c.choices and c.choices[0].finish_reason]
+    assert [f.choices[0].finish_reason for f in finals] == ["tool_calls"]
+
+
+def test_tool_choice_none_answers_in_text(server: Server) -> None:
+    done = client(server).chat.completions.create(
+        model="serve-tools", messages=ASK, tools=[WEATHER], tool_choice="none"
+    )
+    choice = done.choices[0]
+    assert choice.finish_reason in {"stop", "length"} and not choice.message.tool_calls
+    assert choice.message.content.strip() and not choice.message.content.startswith("```")
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"tools": [{"type": "function", "function": {"name": "bad name"}}]}, "function name"),
+        (
+            {
+                "tools": [
+                    {
+                        "type": "function",
+                        "function": {"name": "f", "parameters": {"type": "string"}},
+                    }
+                ]
+            },
+            "type 'object'",
+        ),
+        ({"tools": [WEATHER, WEATHER]}, "a second tool"),
+        ({"tools": [{"type": "retrieval", "function": {"name": "f"}}]}, "only function tools"),
+        (
+            {"tools": [WEATHER], "tool_choice": {"type": "function", "function": {"name": "nope"}}},
+            "not a tool sent",
+        ),
+        ({"tool_choice": "required"}, "needs tools"),
+        ({"tools": [WEATHER], "tool_choice": "always"}, "tool_choice is"),
+        ({"tools": [WEATHER], "model": "serve-tools:L2"}, "agent label L1"),
+        (
+            {"messages": [*ASK, {"role": "tool", "tool_call_id": "call_x", "content": "{}"}]},
+            "tool_call_id",
+        ),
+        (
+            {
+                "messages": [
+                    *ASK,
+                    {
+                        "role": "assistant",
+                        "tool_calls": [
+                            {
+                                "id": "c1",
+                                "type": "function",
+                                "function": {"name": "get_weather", "arguments": "{nope"},
+                            }
+                        ],
+                    },
+                    {"role": "tool", "tool_call_id": "c1", "content": "{}"},
+                ]
+            },
+            "not JSON",
+        ),
+    ],
+)
+def test_bad_tools_get_400_before_any_turn(
+    server: Server, change: dict[str, Any], expected: str
+) -> None:
+    body = {"model": "serve-tools", "messages": ASK, **change}
+    r = httpx.post(f"{server.url}/v1/chat/completions", json=body, timeout=120)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["type"] == "invalid_request_error"
+    assert expected in r.json()["error"]["message"]
+
+
+def test_client_tools_in_a_stored_conversation_are_refused_with_the_reason(server: Server) -> None:
+    with pytest.raises(openai.BadRequestError) as err:
+        client(server).chat.completions.create(
+            model="serve-tools",
+            messages=ASK,
+            tools=[WEATHER],
+            extra_headers={"X-Conversation-Id": "tools-conv"},
+        )
+    assert "statelessly" in str(err.value)
+
+
+def test_a_bad_approval_header_is_refused(server: Server) -> None:
+    with pytest.raises(openai.BadRequestError) as err:
+        client(server).chat.completions.create(
+            model="serve-tools:L1",
+            messages=[{"role": "user", "content": "hi"}],
+            extra_headers={"X-Conversation-Id": "approve-bad", "X-Macaron-Approve": "rm -rf"},
+        )
+    assert "X-Macaron-Approve" in str(err.value)
+
+
+TODO = "add 'buy oat milk' to my todo list"  # the shipped L1 answers it with todos.add(...)
+
+
+def _agent_turn(server: Server, conversation: str, **headers: str) -> tuple[Any, list[dict]]:
+    done = client(server).chat.completions.create(
+        model="serve-tools:L1",
+        messages=[{"role": "user", "content": TODO}],
+        extra_headers={"X-Conversation-Id": conversation, **headers},
+    )
+    ext = done.model_extra["macaron"]
+    steps = [s for s in ext.get("tool_steps", []) if "todos.add" in s["code"]]
+    assert steps, f"the agent did not call todos.add: {ext.get('tool_steps')} {done}"
+    stored = get_turn(open_db(server.db), ext["turn"]).tool_calls
+    assert [(c.code, c.status) for c in stored] == [
+        (s["code"], s["status"]) for s in ext["tool_steps"]
+    ]  # the extension is the turn's record
+    return done, steps
+
+
+def _todos(server: Server) -> list[str]:
+    path = server.home / "data" / "personal.db"
+    if not path.exists():
+        return []
+    with sqlite3.connect(path) as db:
+        return [row[0] for row in db.execute("SELECT title FROM todos")]
+
+
+def test_a_side_effecting_call_is_declined_without_approval(server: Server) -> None:
+    before = _todos(server)
+    done, steps = _agent_turn(server, "approve-none")
+    assert {s["status"] for s in steps} == {"declined"}
+    assert _todos(server) == before
+    answer = done.choices[0].message.content.lower()
+    assert "declined" in answer or "could not" in answer or "did not" in answer, answer
+
+
+def test_an_approved_side_effecting_call_runs(server: Server) -> None:
+    before = _todos(server)
+    done, steps = _agent_turn(server, "approve-todos", **{"X-Macaron-Approve": "todos.add"})
+    assert "declined" not in {s["status"] for s in steps}, steps
+    if any(s["status"] == "ok" for s in steps):
+        assert len(_todos(server)) > len(before)  # the call ran and stored the todo
