@@ -286,7 +286,7 @@ def call_grammar(tools: Sequence[ClientTool], check: Callable[[str], None]) -> s
     alternatives = []
     for i, tool in enumerate(tools):
         try:
-            args = conv.visit({"type": "object", **tool.parameters}, f"args-{i}")
+            args = conv.visit({**EMPTY_SCHEMA, **tool.parameters}, f"args-{i}")
         except Exception as exc:  # the converter raises bare exceptions
             raise GrammarError(f"the schema of {tool.name} has no grammar: {exc}") from exc
         head = json.dumps(json.dumps({"tool": tool.name})[:-1] + ', "args": ')
