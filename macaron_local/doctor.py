@@ -27,6 +27,7 @@ from macaron_local import paths
 from macaron_local.errors import MacaronError
 
 if TYPE_CHECKING:
+    from macaron_local.hcp import Profile
     from macaron_local.refine.base import TrainingBase
 
 PINNED_LLAMA = "0.3.36"
@@ -88,6 +89,7 @@ def llama_checks(
     system_info: Callable[[], str] | None = None,
     gpu_offload: Callable[[], bool] | None = None,
     cpuinfo: Path = Path("/proc/cpuinfo"),
+    profile: Profile | None = None,
 ) -> Iterator[Check]:
     try:
         version = metadata.version("llama-cpp-python")
@@ -107,7 +109,7 @@ def llama_checks(
     try:
         info = (system_info or _lcpp.system_info)()
         offload = (gpu_offload or _lcpp.supports_gpu_offload)()
-    except Exception as exc:  # noqa: BLE001 - a broken native build is what we report
+    except Exception as exc:  # a broken native build is what we report
         yield Check("llama.cpp", "native library", "fail", f"cannot load: {exc}", REBUILD_CPU)
         return
     yield Check("llama.cpp", "build", "info", _short(info))
@@ -133,11 +135,10 @@ def llama_checks(
         "available" if offload else "not in this build (CPU only)",
         None if offload else f"for an NVIDIA GPU: {REBUILD_CUDA} (docs/models.md)",
     )
-    yield from _offload_vs_profile(offload)
+    yield from _offload_vs_profile(offload, profile)
 
 
-def _offload_vs_profile(offload: bool) -> Iterator[Check]:
-    profile = _PROFILE.get("profile")
+def _offload_vs_profile(offload: bool, profile: Profile | None) -> Iterator[Check]:
     if profile is not None and profile.resources.n_gpu_layers != 0 and not offload:
         yield Check(
             "llama.cpp",
@@ -149,26 +150,23 @@ def _offload_vs_profile(offload: bool) -> Iterator[Check]:
         )
 
 
-_PROFILE: dict[str, object] = {}
-
-
-def profile_checks(name: str | None) -> Iterator[Check]:
-    from macaron_local.hcp import load_profile, require_published_base
+def profile_checks(name: str | None) -> tuple[Profile | None, list[Check]]:
+    """The profile in force (None when it does not load) and what there is to say about it."""
+    from macaron_local.hcp import load_profile
     from macaron_local.turns.pipeline import DEFAULT_PROFILE
 
     name = name or DEFAULT_PROFILE
     try:
         profile = load_profile(name)
     except MacaronError as exc:
-        yield Check(
-            "profile",
-            name,
-            "fail",
-            exc.message,
-            exc.hint or f"macaron hcp validate {name}  (docs/profiles.md)",
-        )
-        return
-    _PROFILE["profile"] = profile
+        fix = exc.hint or f"macaron hcp validate {name}  (docs/profiles.md)"
+        return None, [Check("profile", name, "fail", exc.message, fix)]
+    return profile, list(_loaded_profile_checks(profile))
+
+
+def _loaded_profile_checks(profile: Profile) -> Iterator[Check]:
+    from macaron_local.hcp import require_published_base
+
     res = profile.resources
     yield Check(
         "profile",
@@ -189,15 +187,12 @@ def profile_checks(name: str | None) -> Iterator[Check]:
         )
 
 
-def model_checks() -> Iterator[Check]:
+def model_checks(profile: Profile) -> Iterator[Check]:
     from macaron_local.manifests import get_manifest, locate
     from macaron_local.model_manager.store import check, model_files
     from macaron_local.refine.base import TrainingBase
     from macaron_local.turns import adapters as bindings
 
-    profile = _PROFILE.get("profile")
-    if profile is None:
-        return
     try:
         manifest = get_manifest(profile.base.model)
     except MacaronError as exc:
@@ -226,19 +221,18 @@ def model_checks() -> Iterator[Check]:
         yield Check("models", "adapters", "fail", exc.message, exc.hint)
         return
     for label, b in resolved.items():
-        path = getattr(b, "path", None)
-        if b.adapter is None:
+        if b.adapter is None or b.path is None:
             yield Check("models", f"adapter {label}", "info", "base weights (revision none)")
-        elif path is not None and not Path(path).is_file():
+        elif not b.path.is_file():
             yield Check(
                 "models",
                 f"adapter {label}",
                 "fail",
-                f"revision {b.revision}: {path} is missing",
+                f"revision {b.revision}: {b.path} is missing",
                 f"macaron refine rollback {label}  (or pull the model)",
             )
         else:
-            yield _adapter_check(label, b.revision, Path(path), base)
+            yield _adapter_check(label, b.revision, b.path, base)
 
 
 def _adapter_check(label: str, revision: str, path: Path, base: TrainingBase) -> Check:
@@ -257,7 +251,7 @@ def keyring_checks() -> Iterator[Check]:
         import keyring
 
         backend = keyring.get_keyring()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         yield Check("secrets", "keyring", "warn", f"unusable: {exc}", "pip install keyring")
         return
     name = f"{type(backend).__module__}.{type(backend).__name__}"
@@ -298,10 +292,9 @@ def folder_checks() -> Iterator[Check]:
     )
 
 
-def remote_checks(timeout: float = 3.0) -> Iterator[Check]:
-    profile = _PROFILE.get("profile")
+def remote_checks(profile: Profile | None = None, timeout: float = 3.0) -> Iterator[Check]:
     endpoint = profile.remote.resolved_endpoint(os.environ) if profile is not None else None
-    if not endpoint:
+    if profile is None or not endpoint:
         yield Check("remote", "endpoint", "info", "not configured by this profile")
         return
     import httpx
@@ -324,11 +317,10 @@ def remote_checks(timeout: float = 3.0) -> Iterator[Check]:
     yield Check("remote", endpoint, level, f"reachable (HTTP {r.status_code} from /models)", fix)
 
 
-def sandbox_checks() -> Iterator[Check]:
+def sandbox_checks(profile: Profile | None = None) -> Iterator[Check]:
     """Whether L1's REPL gets its OS sandbox here; without one the REPL is off."""
     from macaron_local.agent import boundary
 
-    profile = _PROFILE.get("profile")
     if profile is not None and profile.repl.isolation == "in-process":
         yield Check(
             "sandbox",
@@ -352,17 +344,17 @@ def sandbox_checks() -> Iterator[Check]:
         )
 
 
-def run_checks(profile: str | None = None, **llama_kw: object) -> list[Check]:
-    _PROFILE.clear()
+def run_checks(profile_name: str | None = None) -> list[Check]:
     out = [Check("python", "interpreter", "info", f"{sys.version.split()[0]} at {sys.executable}")]
     out += list(cpu_checks())
-    out += list(profile_checks(profile))  # first: the later checks read the profile
-    out += list(llama_checks(**llama_kw))  # type: ignore[arg-type]
-    out += list(model_checks())
+    profile, checks = profile_checks(profile_name)  # first: the later checks read the profile
+    out += checks
+    out += list(llama_checks(profile=profile))
+    out += list(model_checks(profile)) if profile is not None else []
     out += list(keyring_checks())
     out += list(folder_checks())
-    out += list(remote_checks())
-    out += list(sandbox_checks())
+    out += list(remote_checks(profile))
+    out += list(sandbox_checks(profile))
     order = [
         "python",
         "cpu",

@@ -51,14 +51,14 @@ def keyring_status() -> KeyringStatus:
 
     try:
         backend = keyring.get_keyring()
-    except Exception as exc:  # noqa: BLE001 - a broken backend config must not crash the CLI
+    except Exception as exc:  # a broken backend config must not crash the CLI
         return KeyringStatus(False, "unknown", f"the keyring could not start: {type(exc).__name__}")
     name = f"{type(backend).__module__}.{type(backend).__name__}"
     if isinstance(backend, fail.Keyring):
         return KeyringStatus(False, name, "no OS keyring backend is available on this machine")
     try:
-        priority = float(type(backend).priority)  # type: ignore[arg-type]
-    except Exception:  # noqa: BLE001 - a backend raises here to say it is not viable
+        priority = float(type(backend).priority)
+    except Exception:  # a backend raises here to say it is not viable
         priority = 0.0
     if priority <= 0 and not _is_chainer_with_backends(backend):
         return KeyringStatus(False, name, "the keyring backend reports it is not usable")

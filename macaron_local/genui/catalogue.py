@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -434,8 +434,7 @@ class Catalogue:
 
 
 def _type_name(model: type[Component]) -> str:
-    ann = model.model_fields["type"].annotation
-    args = getattr(ann, "__args__", ())
+    args = get_args(model.model_fields["type"].annotation)
     if len(args) != 1 or not isinstance(args[0], str):
         raise ContractError(f"{model.__name__}.type must be a Literal of one name")
     return str(args[0])

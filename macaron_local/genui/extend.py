@@ -88,7 +88,7 @@ def check_spec(type_name: str, spec: dict[str, Any]) -> ComponentSpec:
 def component_model(type_name: str, spec: dict[str, Any]) -> type[PluginComponent]:
     """A pydantic component model for a plugin spec."""
     checked = check_spec(type_name, spec)
-    fields: dict[str, Any] = {"type": (Literal[type_name], ...)}  # type: ignore[valid-type]
+    fields: dict[str, Any] = {"type": (Literal[type_name], ...)}
     for name, kind in checked.props.items():
         ann = PROP_KINDS[kind]
         fields[name] = (ann, ...) if name in checked.required else (ann | None, None)

@@ -136,7 +136,9 @@ class _Page:
             if not st.get("filter") or any(str(st["filter"]).lower() in str(x).lower() for x in r)
         ]
         if st.get("sort") is not None:
-            rows = sorted(rows, key=lambda r: _key(r[st["sort"]]), reverse=st.get("descending"))
+            rows = sorted(
+                rows, key=lambda r: _key(r[st["sort"]]), reverse=bool(st.get("descending"))
+            )
         head = "".join(f"<th>{_a(h)}</th>" for h in c.columns)
         body = "".join("<tr>" + "".join(f"<td>{_a(x)}</td>" for x in r) + "</tr>" for r in rows)
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"

@@ -16,9 +16,12 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from macaron_local.errors import RefineError
+
+if TYPE_CHECKING:
+    from macaron_local.hcp import Profile
 
 Example = dict[str, Any]
 
@@ -68,7 +71,7 @@ def data_hash(examples: Iterable[Example]) -> str:
 
 
 def route_examples(
-    records: Iterable[Mapping[str, str]], profile: Any, tools: Mapping[str, str] | None = None
+    records: Iterable[Mapping[str, str]], profile: Profile, tools: Mapping[str, str] | None = None
 ) -> list[Example]:
     """``{"text","label"}`` rows -> the route hop's own messages, answered by the bare label.
 
@@ -96,7 +99,7 @@ def route_examples(
 
 
 def summary_examples(
-    rows: Iterable[Mapping[str, str]], profile: Any, tools: Mapping[str, str] | None = None
+    rows: Iterable[Mapping[str, str]], profile: Profile, tools: Mapping[str, str] | None = None
 ) -> list[Example]:
     """``{"label","request","answer","summary"}`` rows -> the summary hop's own messages.
 
@@ -112,8 +115,10 @@ def summary_examples(
             {"role": "system", "content": profile.system_prompt(r["label"], dict(tools or {}))},
             {"role": "user", "content": r["request"]},
         ]
-        msgs = summary_messages(profile, view, r["answer"])
-        msgs = [{**m, "train": False} if m["role"] == "assistant" else m for m in msgs]
+        msgs: list[dict[str, str | bool]] = [
+            {**m, "train": False} if m["role"] == "assistant" else {**m}
+            for m in summary_messages(profile, view, r["answer"])
+        ]
         out.append({"messages": [*msgs, {"role": "assistant", "content": r["summary"]}]})
     return out
 

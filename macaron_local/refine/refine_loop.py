@@ -281,7 +281,7 @@ def sft_loss(
         p = shared_prefix(items)
         logits = target_logits(model, tokens, targets, bf16, p).float()
         ce = ce + share * F.cross_entropy(logits, tokens[:, p + 1 :][targets[:, p + 1 :]])
-        if anchor:
+        if anchor and kl is not None:
             ref = _start_logprobs(model, tokens, targets, bf16, p, *anchor)
             cur = F.log_softmax(logits, -1)
             kl = kl + share * (ref.exp() * (ref - cur)).sum(-1).mean()
@@ -592,10 +592,10 @@ def _train(
                 loss, st.dpo = loss + cfg.dpo_weight * part, [*st.dpo, round(part.item(), 5)]
             if data.train.checkable and cfg.grpo_every and st.step % cfg.grpo_every == 0:
                 item = data.train.checkable[(st.step // cfg.grpo_every) % len(data.train.checkable)]
-                part, reward = grpo_loss(model, tok, item, cfg, gen)
+                rl_part, reward = grpo_loss(model, tok, item, cfg, gen)
                 st.reward.append(round(reward, 4))
-                if part is not None:
-                    loss = loss + part
+                if rl_part is not None:
+                    loss = loss + rl_part
             if loss.requires_grad:
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -766,5 +766,5 @@ class RefineJob:
                 echo=self.lines.append,
                 on_step=lambda s, t: setattr(self, "progress", (s, t)),
             )
-        except BaseException as exc:  # noqa: BLE001 - handed to the UI through .error
+        except BaseException as exc:  # handed to the UI through .error
             self.error = exc

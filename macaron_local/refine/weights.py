@@ -11,10 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from macaron_local.engine.gguf_model import field_value
 from macaron_local.errors import CancelledError, RefineError
+
+if TYPE_CHECKING:
+    from macaron_local.engine.gguf_model import FieldValue
 
 _SKIP_KEYS = ("GGUF.", "general.architecture", "general.file_type")
 
@@ -25,12 +30,20 @@ class GGUFWeights:
 
     path: Path
     arch: str
-    fields: dict[str, object]
+    fields: dict[str, FieldValue]
     tensors: dict[str, np.ndarray]
 
-    def field(self, key: str, default: object = None) -> object:
+    def field(self, key: str, default: FieldValue = None) -> FieldValue:
         """``<arch>.<key>`` when present, else ``key`` itself, else ``default``."""
         return self.fields.get(f"{self.arch}.{key}", self.fields.get(key, default))
+
+    def number(self, key: str, default: float | None = None) -> float:
+        """A numeric :meth:`field`; one that is absent (without a default) or not a number is a
+        :class:`RefineError` naming the file."""
+        value = self.field(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise RefineError(f"{self.path.name}: {key} is {value!r}, not a number")
+        return value
 
 
 def read_weights(path: Path | str, *, stop_if: Callable[[], bool] | None = None) -> GGUFWeights:
@@ -43,10 +56,11 @@ def read_weights(path: Path | str, *, stop_if: Callable[[], bool] | None = None)
         reader = gguf.GGUFReader(str(path))
     except Exception as exc:  # gguf raises ValueError/struct.error on garbage
         raise RefineError(f"cannot read {path.name} as GGUF ({exc})") from exc
-    fields: dict[str, object] = {}
+    fields: dict[str, FieldValue] = {}
     for name, f in reader.fields.items():
-        if f.types and f.types[0] != gguf.GGUFValueType.ARRAY:
-            fields[name] = f.contents()
+        value = field_value(f)  # None for arrays
+        if value is not None:
+            fields[name] = value
     tensors: dict[str, np.ndarray] = {}
     for t in reader.tensors:
         if stop_if is not None and stop_if():

@@ -10,39 +10,61 @@ Must not: change what the engine generates.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict, Unpack
 
 from macaron_local.engine import BACKGROUND, INTERACTIVE, Completion, Engine, Stream
+from macaron_local.engine.engine import RequestOptions
 from macaron_local.errors import MacaronError
 from macaron_local.turns.route import ROUTE_SLOT
 
 SUMMARY_WAIT_S = 120.0
 
 
+class HopUsage(TypedDict):
+    hop: str  # route | answer | summary
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+
+
+class CachedTokens(TypedDict):
+    cached_tokens: int
+
+
+class Usage(TypedDict):
+    """OpenAI's ``usage`` object, plus the per-hop breakdown."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    prompt_tokens_details: CachedTokens
+    hops: list[HopUsage]
+    summary_pending: bool
+
+
 @dataclass
 class Tally:
     """The streams one request started, classified as route / answer / summary hops."""
 
-    hops: list[tuple[str, Stream]] = field(default_factory=list)
+    hops: list[tuple[str, Stream[Completion]]] = field(default_factory=list)
 
-    def add(self, slot: str | None, priority: int, stream: Stream) -> None:
+    def add(self, slot: str | None, priority: int, stream: Stream[Completion]) -> None:
         self.hops.append((hop_kind(slot, priority), stream))
 
-    def summary_streams(self) -> list[Stream]:
+    def summary_streams(self) -> list[Stream[Completion]]:
         return [s for kind, s in self.hops if kind == "summary"]
 
-    def usage(
-        self, *, wait_summary: bool = True, timeout: float = SUMMARY_WAIT_S
-    ) -> dict[str, Any]:
+    def usage(self, *, wait_summary: bool = True, timeout: float = SUMMARY_WAIT_S) -> Usage:
         """OpenAI ``usage`` summed over every hop, plus a per-hop breakdown (``hops``).
 
         Waits for the background summary when asked (it runs after the answer is delivered);
         a hop that failed or was cancelled counts nothing; one still running is ``pending``.
         """
-        rows, pending = [], False
+        rows: list[HopUsage] = []
+        pending = False
         for kind, stream in self.hops:
             done = _result(stream, timeout if (wait_summary and kind == "summary") else 0.0)
             if done is None:
@@ -76,7 +98,7 @@ def hop_kind(slot: str | None, priority: int) -> str:
     return "answer"
 
 
-def _result(stream: Stream, timeout: float) -> Completion | None:
+def _result(stream: Stream[Completion], timeout: float) -> Completion | None:
     try:
         return stream.result(timeout)
     except TimeoutError:
@@ -99,7 +121,9 @@ class MeteredEngine(Engine):
         finally:
             self._meters.tally = None
 
-    def generate(self, prompt: Any, **kw: Any) -> Stream:  # type: ignore[override]
+    def generate(
+        self, prompt: str | Sequence[int], **kw: Unpack[RequestOptions]
+    ) -> Stream[Completion]:
         stream = super().generate(prompt, **kw)
         tally: Tally | None = getattr(self._meters, "tally", None)
         if tally is not None:

@@ -49,18 +49,18 @@ class LlamaConfig:
         scaling = w.field("rope.scaling.type")
         if scaling not in (None, "none"):
             raise RefineError(f"{w.path.name}: RoPE scaling {scaling!r} is not supported")
-        n_embd = int(w.field("embedding_length"))  # type: ignore[arg-type]
-        n_head = int(w.field("attention.head_count"))  # type: ignore[arg-type]
+        n_embd = int(w.number("embedding_length"))
+        n_head = int(w.number("attention.head_count"))
         return cls(
-            n_layer=int(w.field("block_count")),  # type: ignore[arg-type]
+            n_layer=int(w.number("block_count")),
             n_embd=n_embd,
             n_head=n_head,
-            n_head_kv=int(w.field("attention.head_count_kv", n_head)),  # type: ignore[arg-type]
-            n_ff=int(w.field("feed_forward_length")),  # type: ignore[arg-type]
+            n_head_kv=int(w.number("attention.head_count_kv", n_head)),
+            n_ff=int(w.number("feed_forward_length")),
             n_vocab=int(w.tensors["token_embd.weight"].shape[0]),
-            rope_base=float(w.field("rope.freq_base", 10000.0)),  # type: ignore[arg-type]
-            rope_dim=int(w.field("rope.dimension_count", n_embd // n_head)),  # type: ignore[arg-type]
-            eps=float(w.field("attention.layer_norm_rms_epsilon", 1e-5)),  # type: ignore[arg-type]
+            rope_base=w.number("rope.freq_base", 10000.0),
+            rope_dim=int(w.number("rope.dimension_count", n_embd // n_head)),
+            eps=w.number("attention.layer_norm_rms_epsilon", 1e-5),
         )
 
 
@@ -111,6 +111,15 @@ def rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
 class Block(nn.Module):
     """One transformer layer; attribute names are the GGUF tensor names after ``blk.{i}.``."""
 
+    # the LINEARS, set by name: a Linear, or the LoRA module that wraps one
+    attn_q: nn.Module
+    attn_k: nn.Module
+    attn_v: nn.Module
+    attn_output: nn.Module
+    ffn_gate: nn.Module
+    ffn_up: nn.Module
+    ffn_down: nn.Module
+
     def __init__(self, cfg: LlamaConfig, w: dict[str, object], prefix: str) -> None:
         super().__init__()
         self.cfg = cfg
@@ -148,6 +157,8 @@ class Block(nn.Module):
 
 class LlamaModel(nn.Module):
     """The whole model. ``hidden`` gives the final-norm states; ``logits`` projects any subset."""
+
+    inv_freq: torch.Tensor  # a buffer (register_buffer)
 
     def __init__(self, cfg: LlamaConfig, w: dict[str, object]) -> None:
         super().__init__()
