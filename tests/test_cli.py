@@ -17,12 +17,13 @@ def test_ask_json_records_a_turn_and_continues_a_session(tmp_path: Path) -> None
     first = macaron("ask", "--json", "--label", "L0", "Say hello.", home=tmp_path)
     assert first.returncode == 0, first.stderr
     rec = json.loads(first.stdout)
-    assert rec["answer"] and rec["label"] == "L0" and rec["route"] == "manual"
+    assert rec["answer"] and rec["label"] == "L0" and rec["route_kind"] == "manual"
     assert len(rec["profile_hash"]) == 64 and rec["adapter_revision"]
-    second = macaron("ask", "--json", "--session", rec["session"], "And goodbye?", home=tmp_path)
+    second = macaron("ask", "--json", "--session", rec["session_id"], "And goodbye?", home=tmp_path)
     assert second.returncode == 0, second.stderr
     rec2 = json.loads(second.stdout)
-    assert rec2["session"] == rec["session"] and rec2["route"] in {"auto", "fallback"}
+    assert rec2["session_id"] == rec["session_id"] and rec2["route_kind"] in {"auto", "fallback"}
+    assert rec2["tool_calls"] == [] and rec2["parent_id"] == rec["id"]  # the whole record
     assert (tmp_path / "data" / "macaron.db").is_file()
 
 

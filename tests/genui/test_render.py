@@ -11,10 +11,11 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.widgets import Button, DataTable, Switch
 
-from macaron_local.facade import HEAD, TurnItem
+from macaron_local.facade import NO_EVENTS, TurnEvents, TurnItem, TurnRequest
 from macaron_local.genui.catalogue import Document
 from macaron_local.tui.widgets.genui import GenUIView, RangeBox, TableBox
 from macaron_local.tui.widgets.messages import AssistantMessage
+from macaron_local.turns.route import RouteResult
 from tests.genui.conftest import NEW_STATE, SECRET
 from tests.tui.conftest import SIZE, chat, send, wait_for
 from tests.tui.scripted import ScriptedAssistant
@@ -96,28 +97,17 @@ class UiAssistant(ScriptedAssistant):
         self.requests: list[str] = []
         self.tool_calls: list[tuple[str, Any]] = []
 
-    def run_turn(
-        self,
-        session_id: str,
-        text: str,
-        *,
-        label: str | None = None,
-        parent_id: str | None = HEAD,
-        on_route: Any = None,
-        on_text: Any = None,
-        cancel: threading.Event | None = None,
-        remote: bool = False,
-        on_notice: Any = None,
-    ) -> TurnItem:
-        self.requests.append(text)
-        if on_route:
-            on_route("L3", "manual" if label else "auto")
+    def run_turn(self, request: TurnRequest, events: TurnEvents = NO_EVENTS) -> TurnItem:
+        self.requests.append(request.text)
+        events.routed(RouteResult("L3", "manual" if request.label else "auto"))
         for at in range(0, len(self.answer), 8):
             if at >= self.hold_at:
                 self.release.wait(30)
-            if on_text:
-                on_text(self.answer[at : at + 8])
-        return self._commit(session_id, text, self.answer, "L3", "auto", parent_id)
+            if events.on_text:
+                events.on_text(self.answer[at : at + 8])
+        return self._commit(
+            request.session_id, request.text, self.answer, "L3", "auto", request.parent_id
+        )
 
     def ui_tool(self, session_id: str, action: Any, doc: Document, *, confirm: Any = None) -> str:
         self.tool_calls.append((session_id, action))
@@ -128,21 +118,11 @@ class UiAssistant(ScriptedAssistant):
         session_id: str,
         action: Any,
         doc: Document,
+        events: TurnEvents = NO_EVENTS,
         *,
         turn_id: str | None = None,
-        on_route: Any = None,
-        on_text: Any = None,
-        cancel: threading.Event | None = None,
     ) -> TurnItem:
-        item = super().ui_send(
-            session_id,
-            action,
-            doc,
-            turn_id=turn_id,
-            on_route=on_route,
-            on_text=on_text,
-            cancel=cancel,
-        )
+        item = super().ui_send(session_id, action, doc, events, turn_id=turn_id)
         self.requests.append(item.request)
         return item
 

@@ -183,7 +183,10 @@ def test_a_ui_submission_reaches_l3_sticky_without_its_noai_value(
     assert action.state["card"] == SECRET  # planted: the action carries it locally
     routes: list[tuple[str, str]] = []
     item = assistant.ui_send(
-        drawn.session_id, action, sink, on_route=lambda lab, kind: routes.append((lab, kind))
+        drawn.session_id,
+        action,
+        sink,
+        TurnEvents(on_route=lambda r: routes.append((r.label, r.kind))),
     )
     runtime.finish_pending()
     assert routes == [("L3", "sticky")] and item.label == "L3"

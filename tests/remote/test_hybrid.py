@@ -13,9 +13,8 @@ import pytest
 
 from macaron_local.errors import TurnError
 from macaron_local.remote import Notice, conversation_id
-from macaron_local.store import branch, get_turn, summaries
+from macaron_local.store import TurnRecord, branch, get_turn, summaries
 from macaron_local.turns.pipeline import Runtime
-from macaron_local.turns.result import TurnResult
 from macaron_local.turns.turn import TurnEvents, TurnRequest
 from tests.remote.conftest import Clock
 from tests.remote.faultproxy import Fault, FaultProxy
@@ -26,7 +25,7 @@ CHAT = "/v1/chat/completions"
 
 @dataclass
 class Ran:
-    result: TurnResult
+    result: TurnRecord
     events: list[tuple[str, object]] = field(default_factory=list)  # ("text"|"notice", ...)
 
     @property

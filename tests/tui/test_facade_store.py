@@ -46,7 +46,7 @@ def test_sessions_history_branches_and_summaries(tmp_path: Path) -> None:
     [item] = a.history(s.id)
     assert (item.request, item.branch, item.branches) == ("uno", 2, 2)
     assert item.summary == "the user said uno" and item.route_probs["L2"] == 0.9
-    assert badge(item.label, item.route_kind) == "L2 Coding · routed"
+    assert badge(item.label, item.route_kind, name=a.specialists()["L2"]) == "L2 Coding · routed"
     assert [h.session_id for h in a.search("uno")] == [s.id]
     a.rename_session(s.id, "numeri")
     assert [x.title for x in a.list_sessions()] == ["numeri"]

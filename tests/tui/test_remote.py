@@ -126,12 +126,16 @@ async def test_remote_alone_names_the_server(app: MacaronApp, notes: list[str]) 
 def test_split_remote_and_badges() -> None:
     assert split_remote("/remote write a parser") == ("write a parser", True)
     assert split_remote("//remote literally") == ("//remote literally", False)
-    assert badge("L2", "manual", "remote") == "L2 Coding · pinned · remote"
+    assert badge("L2", "manual", "remote", name="Coding") == "L2 Coding · pinned · remote"
     assert (
-        badge("L0", "auto", "local", "timeout") == "L0 Chat · routed · local (remote "
+        badge("L0", "auto", "local", "timeout", name="Chat") == "L0 Chat · routed · local (remote "
         "failed: timeout)"
     )
-    assert badge("L1", "sticky") == "L1 Agent · sticky"
+    assert badge("L1", "sticky", name="Agent") == "L1 Agent · sticky"
+    assert badge("doer", "auto") == "doer · routed"  # a label with no name
+    assert badge("L1", "auto", name="Agent", failed_calls=2) == (
+        "L1 Agent · routed · 2 tool calls failed"
+    )
 
 
 def test_the_store_keeps_the_backend_for_history(
