@@ -1,6 +1,6 @@
 """The plugin hookspecs (pluggy, callback style) and the markers plugins import.
 
-Owns the contract between macaron-local and a plugin: four hooks, each called once per plugin
+Owns the contract between macaron-local and a plugin: two hooks, each called once per plugin
 with a ``register`` callback. It must not discover, import or call plugins (``manager.py``).
 
     from macaron_local.plugins import hookimpl
@@ -29,15 +29,5 @@ def register_tools(register: Any) -> None:
 
 
 @hookspec
-def register_skills(register: Any) -> None:
-    """Register prompt skills: ``register(label, text)`` adds one line to a label's skills."""
-
-
-@hookspec
 def register_components(register: Any) -> None:
     """Register GenUI components: ``register(type_name, spec)`` (``spec`` is a dict of props)."""
-
-
-@hookspec
-def register_commands(register: Any) -> None:
-    """Register slash commands: ``register(name, func, help="")``; ``func(args: str) -> str``."""

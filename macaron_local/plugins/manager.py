@@ -14,6 +14,7 @@ enqueues paths; ``process`` applies them).
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.metadata
 import importlib.util
@@ -37,7 +38,7 @@ from macaron_local.plugins import hookspecs, state
 ENTRY_POINT_GROUP = "macaron_local.plugins"
 BUNDLED_PACKAGE = "macaron_local.bundled.plugins"
 USER_PACKAGE = "macaron_user_plugins"
-HOOKS = ("register_tools", "register_skills", "register_components", "register_commands")
+HOOKS = ("register_tools", "register_components")
 Source = Literal["bundled", "entrypoint", "user"]
 PRECEDENCE: dict[str, int] = {"bundled": 0, "entrypoint": 1, "user": 2}  # who keeps a tool name
 
@@ -60,23 +61,13 @@ class PluginEvent:
     at: float = field(default_factory=time.time)
 
 
-@dataclass(frozen=True)
-class Command:
-    name: str
-    func: Callable[[str], str]
-    help: str
-    plugin: str
-
-
 @dataclass
 class Registrations:
     """What one plugin registered (buffered; merged only if its hooks all finished)."""
 
     tools: list[ToolSpec] = field(default_factory=list)
     modules: dict[str, str] = field(default_factory=dict)
-    skills: list[tuple[str, str]] = field(default_factory=list)
     components: dict[str, dict[str, Any]] = field(default_factory=dict)
-    commands: dict[str, Command] = field(default_factory=dict)
 
 
 class ToolRegistrar:
@@ -107,13 +98,7 @@ class ToolRegistrar:
 def _registrar(hook: str, plugin: str, regs: Registrations) -> Callable[..., Any]:
     if hook == "register_tools":
         return ToolRegistrar(plugin, regs)
-    if hook == "register_skills":
-        return lambda label, text: regs.skills.append((str(label), str(text)))
-    if hook == "register_components":
-        return lambda type_name, spec: regs.components.__setitem__(str(type_name), dict(spec))
-    return lambda name, func, help="": regs.commands.__setitem__(  # noqa: A006
-        str(name), Command(str(name), func, help, plugin)
-    )
+    return lambda type_name, spec: regs.components.__setitem__(str(type_name), dict(spec))
 
 
 def call_with_timeout(fn: Callable[[], Any], timeout_s: float, what: str) -> Any:
@@ -128,7 +113,7 @@ def call_with_timeout(fn: Callable[[], Any], timeout_s: float, what: str) -> Any
         try:
             with stdout_to_stderr():
                 box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - reported as PluginError below
+        except BaseException as exc:  # reported as PluginError below
             box["error"] = exc
 
     worker = threading.Thread(target=target, daemon=True, name=f"plugin:{what}")
@@ -177,7 +162,7 @@ def stdout_to_stderr() -> Any:
     layer, so it never puts back a stdout that someone else has replaced since."""
     with _route_lock:
         if not isinstance(sys.stdout, _PluginStdout):
-            sys.stdout = _PluginStdout(sys.stdout)  # type: ignore[assignment]
+            sys.stdout = _PluginStdout(sys.stdout)
         _active[0] += 1
     _in_plugins.depth = getattr(_in_plugins, "depth", 0) + 1
     try:
@@ -193,7 +178,6 @@ def stdout_to_stderr() -> Any:
 @dataclass
 class _Loaded:
     info: PluginInfo
-    module: Any
     regs: Registrations
 
 
@@ -222,8 +206,6 @@ class PluginManager:
         self.use_bundled, self.use_entry_points = bundled, entry_points
         self.hook_timeout_s = hook_timeout_s
         self.events: list[PluginEvent] = []
-        self._pm = pluggy.PluginManager(hookspecs.PROJECT)
-        self._pm.add_hookspecs(hookspecs)
         self._loaded: dict[str, _Loaded] = {}
         self._infos: dict[str, PluginInfo] = {}
         self._lock = threading.RLock()
@@ -243,7 +225,10 @@ class PluginManager:
                     full = f"{BUNDLED_PACKAGE}.{mod.name}"
                     found.append(
                         _Candidate(
-                            mod.name, "bundled", full, lambda f=full: importlib.import_module(f)
+                            mod.name,
+                            "bundled",
+                            full,
+                            functools.partial(importlib.import_module, full),
                         )
                     )
         if self.use_entry_points:
@@ -254,7 +239,7 @@ class PluginManager:
             for path in sorted(folder.glob("*.py")):
                 if not path.name.startswith("_"):
                     found.append(
-                        _Candidate(path.stem, "user", str(path), lambda p=path: load_file(p))
+                        _Candidate(path.stem, "user", str(path), functools.partial(load_file, path))
                     )
         return found
 
@@ -292,15 +277,11 @@ class PluginManager:
             )
             self._event("failed", cand.name, str(exc))
             return False
-        self._activate(cand, module, regs)
+        self._activate(cand, regs)
         self._event("loaded", cand.name, cand.origin)
         return True
 
-    def _activate(self, cand: _Candidate, module: Any, regs: Registrations) -> None:
-        old = self._loaded.pop(cand.name, None)
-        if old is not None and self._pm.is_registered(old.module):
-            self._pm.unregister(old.module)
-        self._pm.register(module, name=cand.name)
+    def _activate(self, cand: _Candidate, regs: Registrations) -> None:
         info = PluginInfo(
             cand.name,
             cand.source,
@@ -308,7 +289,7 @@ class PluginManager:
             "loaded",
             tools=tuple(sorted(t.name for t in regs.tools)),
         )
-        self._loaded[cand.name] = _Loaded(info, module, regs)
+        self._loaded[cand.name] = _Loaded(info, regs)
         self._infos[cand.name] = info
 
     def _collect(self, name: str, module: Any) -> Registrations:
@@ -324,7 +305,7 @@ class PluginManager:
             for impl in getattr(probe.hook, hook).get_hookimpls():
                 reg = _registrar(hook, name, regs)
                 call_with_timeout(
-                    lambda i=impl, r=reg: i.function(register=r),
+                    functools.partial(impl.function, register=reg),
                     self.hook_timeout_s,
                     f"plugin {name}.{hook}",
                 )
@@ -353,14 +334,12 @@ class PluginManager:
                     self._infos[name] = PluginInfo(name, "user", str(path), "failed", str(exc))
                 kept = "; the previous version stays loaded" if had else ""
                 return self._event("reload_failed", name, f"{exc}{kept}")
-            self._activate(cand, module, regs)
+            self._activate(cand, regs)
             return self._event("reloaded" if had else "loaded", name, str(path))
 
     def _unload(self, name: str) -> PluginEvent:
-        old = self._loaded.pop(name, None)
+        self._loaded.pop(name, None)
         self._infos.pop(name, None)
-        if old is not None and self._pm.is_registered(old.module):
-            self._pm.unregister(old.module)
         return self._event("unloaded", name, "")
 
     def set_enabled(self, name: str, enabled: bool) -> None:
@@ -404,27 +383,8 @@ class PluginManager:
                         self._event_once("conflict", name, f"{exc}; plugin {name!r}'s is ignored")
         return reg
 
-    def skills(self, label: str) -> list[str]:
-        return [t for r in self._all() for lb, t in r.skills if lb == label]
-
     def components(self) -> dict[str, dict[str, Any]]:
         return {k: v for r in self._all() for k, v in r.components.items()}
-
-    def commands(self) -> dict[str, Command]:
-        return {k: v for r in self._all() for k, v in r.commands.items()}
-
-    def run_command(self, name: str, args: str = "") -> str:
-        """Run a slash command under the hook timeout (PluginError if it fails or hangs)."""
-        cmd = self.commands().get(name)
-        if cmd is None:
-            raise PluginError(f"no command /{name}")
-        return str(
-            call_with_timeout(
-                lambda: cmd.func(args),
-                self.hook_timeout_s,
-                f"command /{name} of plugin {cmd.plugin}",
-            )
-        )
 
     def _all(self) -> list[Registrations]:
         with self._lock:

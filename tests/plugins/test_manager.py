@@ -5,10 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pytest
-
 from macaron_local import paths
-from macaron_local.errors import PluginError
 from macaron_local.plugins import state
 from macaron_local.plugins.manager import PluginManager
 from macaron_local.plugins.reload import PluginWatcher
@@ -23,10 +20,6 @@ def answer():
 def register_tools(register):
     register.module("demo", "a demo tool")
     register(answer, name="demo.answer")
-
-@hookimpl
-def register_commands(register):
-    register("hello", lambda args: "hello " + args, help="say hello")
 """
 BROKEN = "from macaron_local.plugins import hookimpl\ndef broken(:\n"
 HANGS = """
@@ -41,7 +34,7 @@ RAISES = """
 from macaron_local.plugins import hookimpl
 
 @hookimpl
-def register_skills(register):
+def register_components(register):
     raise RuntimeError("boom")
 """
 
@@ -96,7 +89,6 @@ def test_broken_hanging_and_raising_plugins_are_isolated() -> None:
     assert status["good"].status == "loaded" and status["personal"].status == "loaded"
     assert "demo.answer" in m.registry().names()
     assert {e.plugin for e in m.events if e.kind == "failed"} == {"broken", "hangs", "raises"}
-    assert m.run_command("hello", "you") == "hello you"
 
 
 def test_reload_keeps_the_old_version_when_the_new_one_is_broken() -> None:
@@ -147,10 +139,3 @@ def test_disabled_plugins_are_not_loaded() -> None:
     m.set_enabled("shell", True)
     assert "shell.run" in m.registry().names()
     assert state.disabled() == frozenset()
-
-
-def test_unknown_command_raises_plugin_error() -> None:
-    m = _manager(bundled=False)
-    m.load()
-    with pytest.raises(PluginError):
-        m.run_command("nope")
