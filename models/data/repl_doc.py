@@ -1,8 +1,9 @@
 """The "L1 REPL format" (docs/formats.md) as the data build sees it.
 
-Owns: the tool API table (names and parameters the agent engineer will implement), parsing an
-agent seed record into chat messages, and checking every repl block (compiles, calls only
-known tools with known parameters). It must not execute tool code. Stdlib only.
+Owns: the tool API table (the bundled plugins' names and parameters, a stdlib-only copy that
+tests/agent/test_training_calls.py holds equal to the registered tools), parsing an agent seed
+record into chat messages, and checking every repl block (compiles, calls only known tools
+with known parameters). It must not execute tool code. Stdlib only.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from sources import Record
 TOOLS: dict[str, dict[str, tuple[tuple[str, ...], frozenset[str]]]] = {
     "notes": {
         "add": (("text", "tags"), frozenset({"tags"})),
-        "search": (("query",), frozenset()),
+        "search": (("query",), frozenset({"query"})),
     },
     "todos": {
         "add": (("title", "due", "estimate_h"), frozenset({"due", "estimate_h"})),
