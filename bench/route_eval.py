@@ -277,12 +277,18 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="route follow-ups without their previous turn (the route hop before issue 23)",
     )
+    ap.add_argument(
+        "--baseline-no-context",
+        action="store_true",
+        help="only the baseline routes follow-ups without their previous turn",
+    )
     args = ap.parse_args(argv)
     files = args.file or [EVAL_FILE]
     items = [item for f in files for item in load_items(f, args.limit)]
     results = []
     for profile in filter(None, (args.profile, args.baseline_profile)):
-        res = route_all(profile, items, args.quiet, context=not args.no_context)
+        bare = args.no_context or (args.baseline_no_context and profile == args.baseline_profile)
+        res = route_all(profile, items, args.quiet, context=not bare)
         results.append((res, metrics(res)))
         if profile == args.baseline_profile and res["l0_revision"] not in ("base", None):
             print(
