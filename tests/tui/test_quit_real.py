@@ -24,7 +24,7 @@ def test_quitting_after_a_turn_leaves_its_summary_to_the_next_run(tmp_path: Path
         rt = Runtime.open("test-fast", db_path=db_path)
         try:
             sid = rt.new_session("quit").id
-            turn = rt.run_turn(TurnRequest(sid, "Tell me about the sea.", label="L0")).turn
+            turn = rt.run_turn(TurnRequest(sid, "Tell me about the sea.", label="L0")).id
         finally:
             rt.close(finish_summaries=False)  # right away, as the app quits
         db = open_db(db_path)
