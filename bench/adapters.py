@@ -47,13 +47,13 @@ def rows(name: str, limit: int | None) -> list[dict]:
 
 
 def answer(engine, profile, tools, label, text, adapter, max_tokens=256):
-    from macaron_local.turns.pipeline import _sampling
+    from macaron_local.turns.answer import sampling
 
     msgs = [
         {"role": "system", "content": profile.system_prompt(label, tools)},
         {"role": "user", "content": text},
     ]
-    s = _sampling(profile.sampling_for(label))
+    s = sampling(profile.sampling_for(label))
     return engine.complete(
         engine.render_chat(msgs),
         adapter=adapter,
