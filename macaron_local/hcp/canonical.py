@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 import tomli_w
+from pydantic import JsonValue
 
 if TYPE_CHECKING:
     from macaron_local.hcp.schema import Profile
-
-# what a profile is as JSON data
-JsonValue: TypeAlias = "str | int | float | bool | None | list[JsonValue] | dict[str, JsonValue]"
 
 
 def canonical_data(profile: Profile) -> dict[str, JsonValue]:

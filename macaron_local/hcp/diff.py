@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import TypeAlias
 
-from macaron_local.hcp.canonical import JsonValue, canonical_data
+from pydantic import JsonValue
+
+from macaron_local.hcp.canonical import canonical_data
 from macaron_local.hcp.schema import Profile
 
 # a security rule: (dotted path, old value, new value, the new profile) -> why it matters

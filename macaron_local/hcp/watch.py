@@ -17,7 +17,7 @@ import queue
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
@@ -27,6 +27,8 @@ from macaron_local import paths
 from macaron_local.errors import ContractError, MacaronError
 from macaron_local.hcp.loader import bundled_dir, load_profile, user_dir
 from macaron_local.hcp.schema import Profile
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +166,7 @@ class ProfileWatcher:
         self._call(self._on_error, exc)
 
     @staticmethod
-    def _call(callback: Callable[[Any], None], arg: object) -> None:
+    def _call(callback: Callable[[T], None], arg: T) -> None:
         try:
             callback(arg)
         except Exception:  # a broken callback must not kill the reload thread

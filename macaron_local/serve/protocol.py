@@ -165,7 +165,7 @@ class ChatRequest(BaseModel):
         meet)."""
         raw = self.tool_choice
         if raw is None or raw in ("auto", "none", "required"):
-            choice = ToolChoice(mode=raw or "auto")  # type: ignore[arg-type]
+            choice = ToolChoice(mode=raw or "auto")
         elif isinstance(raw, NamedChoice) and isinstance(raw.function.get("name"), str):
             choice = ToolChoice(mode="function", name=raw.function["name"])
         else:
