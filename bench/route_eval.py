@@ -31,10 +31,13 @@ from typing import Any
 EVAL_FILE = Path(__file__).resolve().parent / "eval" / "route_eval.jsonl"
 
 
-def load_items(path: Path, limit: int | None) -> list[dict[str, Any]]:
+def load_items(path: Path, limit: int | None, spread: int | None = None) -> list[dict[str, Any]]:
     items = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     for item in items:
         item["set"] = path.stem
+    if spread and len(items) > spread:  # an even spread, not the first N (some sets are grouped)
+        step = len(items) / spread
+        items = [items[int(i * step)] for i in range(spread)]
     return items[:limit] if limit else items
 
 
@@ -270,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         help="an evaluation set (repeat for several; default: route_eval.jsonl)",
     )
     ap.add_argument("--limit", type=int, default=None, help="only the first N lines")
+    ap.add_argument("--spread", type=int, default=None, help="N lines of each set, evenly spread")
     ap.add_argument("--json", type=Path, default=None, help="save rows and metrics here")
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument(
@@ -284,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     files = args.file or [EVAL_FILE]
-    items = [item for f in files for item in load_items(f, args.limit)]
+    items = [item for f in files for item in load_items(f, args.limit, args.spread)]
     results = []
     for profile in filter(None, (args.profile, args.baseline_profile)):
         bare = args.no_context or (args.baseline_no_context and profile == args.baseline_profile)
