@@ -4,8 +4,8 @@ Owns :class:`RefineConfig`, the three objectives over the torch LoRA model (SFT 
 corrected answers plus routing corrections and a replay slice; DPO on preference pairs against
 the starting policy as reference; a GRPO-style update: a group of sampled answers per checkable
 prompt, reward from its checker, group-normalised advantages, no ratio clipping because each
-group is used for exactly one update), sampling with a KV cache, cancellation (an event or a
-``cancel`` file in the run folder) with resumable trainer state in the cache, and the run:
+group is used for exactly one update), sampling with a KV cache, cancellation (an event) with
+resumable trainer state in the cache, and the run:
 start from the revision serving now -> measure -> train -> measure -> register -> gate ->
 promote or keep -> report. A cancelled run registers nothing. Must not: promote without
 :func:`macaron_local.refine.gate.decide` passing, or write trainer state beside adapters.
@@ -43,6 +43,7 @@ from macaron_local.refine.train import (
     shared_prefix,
     target_logits,
 )
+from macaron_local.refine.trainer import load_state, lr_at, save_state, set_lr, state_dir
 
 
 class RefineConfig(BaseModel):
@@ -310,13 +311,6 @@ def _start_logprobs(
             q.data = cur
 
 
-def _lr(step: int, cfg: RefineConfig) -> float:
-    if step < cfg.warmup_steps:
-        return cfg.lr * (step + 1) / cfg.warmup_steps
-    span = max(1, cfg.steps - cfg.warmup_steps)
-    return cfg.lr * (0.1 + 0.45 * (1 + math.cos(math.pi * (step - cfg.warmup_steps) / span)))
-
-
 # --- the run ----------------------------------------------------------------------------------
 
 
@@ -324,15 +318,8 @@ def runs_dir() -> Path:
     return paths.data_dir() / "refine" / "runs"
 
 
-def cancel_run(run_id: str) -> Path:
-    """Ask a running (or the next resumed) run to stop between steps."""
-    path = paths.ensure(runs_dir() / run_id) / "cancel"
-    path.write_text("cancel\n")
-    return path
-
-
 def _resume_path(run_id: str) -> Path:
-    return paths.cache_dir() / "refine" / run_id / "resume.pt"
+    return state_dir(run_id) / "resume.pt"
 
 
 def _parent(profile: Any, label: str) -> tuple[str | None, Path | None]:
@@ -418,7 +405,7 @@ def run_refine(
     run_dir = paths.ensure(runs_dir() / run_id)
 
     def stop_if() -> bool:
-        return (cancel is not None and cancel.is_set()) or (run_dir / "cancel").exists()
+        return cancel is not None and cancel.is_set()
 
     rep = RefineReport(run_id, label, "running", parent=parent, counts=data.counts())
     torch.set_num_threads(cfg.threads)
@@ -475,7 +462,6 @@ def _cancelled(
     rep.summary = (
         f"cancelled at step {st.step}/{cfg.steps}; nothing was registered (run it again to resume)"
     )
-    (run_dir / "cancel").unlink(missing_ok=True)
     return _write(rep, run_dir, started)
 
 
@@ -550,13 +536,7 @@ def _train(
     opt = torch.optim.AdamW(params, lr=cfg.lr)
     st, resume = _State(), _resume_path(run_id)
     if resume.is_file():
-        saved = torch.load(resume, weights_only=False)
-        with torch.no_grad():
-            for n, p in model.named_parameters():
-                if n in saved["lora"]:
-                    p.copy_(saved["lora"][n])
-        opt.load_state_dict(saved["optimizer"])
-        st = _State(**saved["state"])
+        st = _State(**load_state(resume, model, opt))
         echo(f"  resuming {run_id} at step {st.step}")
     rng, gen = random.Random(cfg.seed + st.step), torch.Generator().manual_seed(cfg.seed + st.step)
     n_exp = max(1, round(cfg.batch_size / (1 + cfg.replay_ratio))) if replay else cfg.batch_size
@@ -567,8 +547,7 @@ def _train(
             if stop_if():
                 break
             kept = replace(st, sft=[*st.sft], dpo=[*st.dpo], kl=[*st.kl], reward=[*st.reward])
-            for g in opt.param_groups:
-                g["lr"] = _lr(st.step, cfg)
+            set_lr(opt, lr_at(st.step, peak=cfg.lr, warmup=cfg.warmup_steps, total=cfg.steps))
             loss = torch.zeros(())
             if exp:
                 again = (
@@ -614,18 +593,10 @@ def _train(
         opt.zero_grad(set_to_none=True)
         st = kept
     if st.step < cfg.steps:
-        _save_resume(resume, model, opt, st)
+        save_state(resume, model, opt, asdict(st))
         return st
     resume.unlink(missing_ok=True)
     return st
-
-
-def _save_resume(path: Path, model: Any, opt: Any, st: _State) -> None:
-    paths.ensure(path.parent)
-    lora = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
-    tmp = path.with_suffix(".part")
-    torch.save({"lora": lora, "optimizer": opt.state_dict(), "state": asdict(st)}, tmp)
-    tmp.replace(path)
 
 
 def _register(

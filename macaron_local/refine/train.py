@@ -1,10 +1,10 @@
 """Supervised LoRA training on the frozen base, loss on assistant tokens only.
 
 Owns :class:`TrainConfig`, batching (seeded shuffle, length buckets, right padding), the
-optimisation loop (AdamW on the LoRA parameters, warmup then cosine decay, gradient clipping,
-bf16 autocast on CPU), the console progress bar, cancellation between steps, trainer
-checkpoints under ``<cache>/refine/<run>/`` (never beside served adapters), and the run record
-(``<out>.run.json`` and ``<out>.loss.png`` beside the exported GGUF). Must not touch the lineage
+optimisation loop (AdamW on the LoRA parameters, the schedule of :mod:`.trainer`, gradient
+clipping, bf16 autocast on CPU), the console progress bar, cancellation between steps, trainer
+checkpoints (:func:`.trainer.save_state`, in the cache) and the run record (``<out>.run.json``
+and ``<out>.loss.png`` beside the exported GGUF). Must not touch the lineage
 store or the manifests: callers register what this returns.
 """
 
@@ -26,7 +26,6 @@ import torch
 import torch.nn.functional as F
 from pydantic import BaseModel, ConfigDict, Field
 
-from macaron_local import paths
 from macaron_local.engine.lora_io import BASE_SHA_KEY, LABEL_KEY, REVISION_KEY
 from macaron_local.errors import RefineError
 from macaron_local.refine.data import Encoded, Example, data_hash, encode_turns
@@ -38,6 +37,7 @@ from macaron_local.refine.lora import (
     export_lora,
     import_lora,
 )
+from macaron_local.refine.trainer import lr_at, save_state, set_lr, state_dir
 
 
 class TrainConfig(BaseModel):
@@ -172,14 +172,6 @@ def target_logits(
         return model.logits(hidden[:, :-1][targets[:, 1:]])
 
 
-def lr_at(step: int, cfg: TrainConfig, total: int) -> float:
-    """Linear warmup, then cosine decay to 10% of ``lr`` at ``total`` steps."""
-    if step < cfg.warmup_steps:
-        return cfg.lr * (step + 1) / cfg.warmup_steps
-    span = max(1, total - cfg.warmup_steps)
-    return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (step - cfg.warmup_steps) / span)))
-
-
 def run_id_for(label: str, cfg: TrainConfig, dhash: str, base_sha: str, parent: str | None) -> str:
     key = f"{label}|{cfg.fingerprint()}|{dhash}|{base_sha}|{parent or ''}"
     return f"{label}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
@@ -297,8 +289,7 @@ def _loop(
         batch = [encoded[i] for i in next(feed)]
         tokens, targets = collate(batch)
         t_step = time.perf_counter()
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step, cfg, total)
+        set_lr(opt, lr_at(step, peak=cfg.lr, warmup=cfg.warmup_steps, total=total))
         loss = loss_on_targets(
             model, tokens, targets, cfg.bf16, shared_prefix(batch) if cfg.share_prefix else 0
         )
@@ -315,25 +306,10 @@ def _loop(
         bar.set_postfix(loss=f"{res.losses[-1]:.4f}", tok_s=f"{res.tokens_per_s:.0f}")
         bar.update(1)
         if cfg.checkpoint_every and res.steps % cfg.checkpoint_every == 0:
-            save_checkpoint(model, opt, run_id, res.steps)
+            save_state(state_dir(run_id) / "checkpoint.pt", model, opt, {"step": res.steps})
     bar.close()
     res.wall_s = time.perf_counter() - started
     return res
-
-
-def checkpoint_dir(run_id: str) -> Path:
-    """Trainer state lives in the cache, never beside served adapters."""
-    return paths.cache_dir() / "refine" / run_id
-
-
-def save_checkpoint(model: Any, opt: torch.optim.Optimizer, run_id: str, step: int) -> Path:
-    folder = paths.ensure(checkpoint_dir(run_id))
-    state = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
-    target = folder / "checkpoint.pt"
-    tmp = folder / "checkpoint.pt.part"
-    torch.save({"step": step, "lora": state, "optimizer": opt.state_dict()}, tmp)
-    tmp.replace(target)
-    return target
 
 
 def plot_losses(losses: Sequence[float], path: Path, *, title: str) -> Path:
