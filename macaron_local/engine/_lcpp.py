@@ -180,12 +180,16 @@ class ContextParams:
     n_threads_batch: int = 2  # prompt processing (compute-bound)
     flash_attn: bool | None = None  # None = llama.cpp's AUTO
     kv_type: str = "f16"  # "f16" | "q8_0" (half the KV memory; needs flash attention) | "f32"
+    n_ubatch: int | None = None  # None: n_batch
+    offload_kqv: bool = True  # llama.cpp's default; only matters with layers on a GPU
 
 
 def new_context(model: Model, p: ContextParams) -> Context | None:
     cp = L.llama_context_default_params()
     cp.n_ctx = p.n_ctx
-    cp.n_batch = cp.n_ubatch = p.n_batch
+    cp.n_batch = p.n_batch
+    cp.n_ubatch = min(p.n_ubatch or p.n_batch, p.n_batch)
+    cp.offload_kqv = p.offload_kqv
     cp.n_seq_max = 1  # one resident sequence; parked slots live as state snapshots
     cp.n_threads, cp.n_threads_batch = p.n_threads, p.n_threads_batch
     if p.flash_attn is not None:

@@ -82,6 +82,8 @@ class EngineConfig:
     flash_attn: bool | None = None  # None = llama.cpp's AUTO
     kv_type: str = "f16"  # "f16" | "q8_0" | "f32" (exact parity tests)
     snapshot_mb: int = 256
+    n_ubatch: int | None = None  # None: n_batch
+    offload_kqv: bool = True  # the KV cache and attention on the GPU (with n_gpu_layers > 0)
 
     def context_params(self) -> _lcpp.ContextParams:
         cores = max(1, os.cpu_count() or 1)
@@ -93,6 +95,8 @@ class EngineConfig:
             n_threads_batch=self.n_threads or max(1, cores - 1),
             flash_attn=self.flash_attn,
             kv_type=self.kv_type,
+            n_ubatch=self.n_ubatch,
+            offload_kqv=self.offload_kqv,
         )
 
 

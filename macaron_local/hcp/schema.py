@@ -166,7 +166,7 @@ class SamplingParams(_Frozen):
     max_tokens: Annotated[int, Strict(), Field(ge=1)] | None = None
 
 
-class Sampling(_Frozen):
+class SamplingSection(_Frozen):
     """``[sampling]``: ``[sampling.defaults]`` plus ``[sampling.overrides.<label>]``."""
 
     defaults: SamplingParams = SamplingParams(
@@ -181,7 +181,19 @@ class Resources(_Frozen):
     n_ctx: Annotated[int, Strict(), Field(ge=256, le=1 << 20)] = 4096
     threads: Annotated[int, Strict(), Field(ge=0, le=1024)] = 0
     n_gpu_layers: Annotated[int, Strict(), Field(ge=-1)] = 0
-    offload: Bool = False
+    offload: Bool = False  # KQV offload: the KV cache and attention on the GPU with the layers
+    # unset (None) keeps the engine's default; set values are in the hash like everything else
+    kv_type: Literal["f16", "q8_0", "f32"] | None = None  # q8_0 halves KV memory (needs FA)
+    flash_attn: Bool | None = None  # None: llama.cpp decides (auto)
+    n_batch: Annotated[int, Strict(), Field(ge=32, le=1 << 16)] | None = None
+    n_ubatch: Annotated[int, Strict(), Field(ge=32, le=1 << 16)] | None = None
+    snapshot_mb: Annotated[int, Strict(), Field(ge=0, le=1 << 20)] | None = None  # parked KV
+
+    @model_validator(mode="after")
+    def _kv_needs_fa(self) -> Resources:
+        if self.kv_type == "q8_0" and self.flash_attn is False:
+            raise ValueError("kv_type q8_0 needs flash attention (flash_attn = false turns it off)")
+        return self
 
 
 class HeavyRules(_Frozen):
@@ -243,7 +255,7 @@ class Profile(_Frozen):
     prompts: dict[str, PromptSpec]
     tools: Tools = Tools()
     repl: Repl = Repl()
-    sampling: Sampling = Sampling()
+    sampling: SamplingSection = SamplingSection()
     resources: Resources = Resources()
     remote: Remote = Remote()
     experience: Experience = Experience()
@@ -276,6 +288,11 @@ class Profile(_Frozen):
         """The label whose adapter has ``role`` (roles combine with ``+``: ``chat+router``);
         None when no adapter has it. Code asks for a role, never for a label literal."""
         return next((lb for lb, a in self.adapters.items() if role in a.role.split("+")), None)
+
+    def roles_of(self, label: str) -> tuple[str, ...]:
+        """``label``'s roles (``chat+router`` -> ``("chat", "router")``); none without adapter."""
+        adapter = self.adapters.get(label)
+        return tuple(adapter.role.split("+")) if adapter is not None else ()
 
     @property
     def router_label(self) -> str:

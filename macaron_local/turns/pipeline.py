@@ -35,6 +35,7 @@ from macaron_local.errors import (
 from macaron_local.genui.catalogue import default_catalogue
 from macaron_local.genui.serving import GrammarCache, action_tools, agent_label, genui_label
 from macaron_local.hcp import Profile, check_approved, load_profile
+from macaron_local.hcp.schema import Resources
 from macaron_local.manifests import get_manifest, verified_path
 from macaron_local.remote.client import RemoteCompletion
 from macaron_local.remote.hybrid import REMOTE_CTX, Attempt, Notice, RemoteHook
@@ -126,10 +127,9 @@ class Runtime(SummaryHops):
         recover(db)
         manifest = get_manifest(prof.base.model)
         if engine is None:
-            res = prof.resources
             engine = Engine(
                 verified_path(prof.base.model),
-                EngineConfig(n_ctx=res.n_ctx, n_threads=res.threads, n_gpu_layers=res.n_gpu_layers),
+                engine_config(prof.resources),
                 base_sha256=manifest.sha256,
             )
         bindings, warnings = adapter_bindings.load(
@@ -546,3 +546,19 @@ class Answered:
     attempt: Attempt
     provisional: set[str]
     for_summary: View
+
+
+def engine_config(res: Resources) -> EngineConfig:
+    """The engine's settings from a profile's ``[resources]`` (unset fields: the defaults)."""
+    base = EngineConfig()
+    return EngineConfig(
+        n_ctx=res.n_ctx,
+        n_threads=res.threads,
+        n_gpu_layers=res.n_gpu_layers,
+        offload_kqv=res.offload,
+        kv_type=res.kv_type or base.kv_type,
+        flash_attn=res.flash_attn,
+        n_batch=res.n_batch or base.n_batch,
+        n_ubatch=res.n_ubatch,
+        snapshot_mb=base.snapshot_mb if res.snapshot_mb is None else res.snapshot_mb,
+    )

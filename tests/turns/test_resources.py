@@ -1,0 +1,44 @@
+"""The profile's ``[resources]`` reach llama.cpp: a profile that sets the KV type, the batch
+sizes and the parked-snapshot budget runs with them (the real engine on the embedded model),
+and a combination llama.cpp cannot run is refused when the profile loads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from macaron_local.errors import ContractError
+from macaron_local.hcp import load_profile
+from macaron_local.turns.pipeline import Runtime
+from macaron_local.turns.turn import TurnRequest
+from tests.conftest import macaron_home
+from tests.turns.conftest import write_fast_profile
+
+RESOURCES = """
+[resources]
+n_ctx = 2048
+kv_type = "f32"
+flash_attn = false
+n_batch = 256
+n_ubatch = 128
+snapshot_mb = 32
+"""
+
+
+def test_profile_resources_reach_the_engine(tmp_path: Path) -> None:
+    write_fast_profile(tmp_path, RESOURCES, name="test-resources")
+    with macaron_home(tmp_path):
+        with Runtime.open("test-resources", db_path=tmp_path / "m.db") as rt:
+            c = rt.engine.config
+            assert (c.n_ctx, c.kv_type, c.flash_attn) == (2048, "f32", False)
+            assert (c.n_batch, c.n_ubatch, c.snapshot_mb) == (256, 128, 32)
+            s = rt.new_session()
+            turn = rt.run_turn(TurnRequest(s.id, "Say hi.", label="L0"))
+            assert turn.answer and turn.profile_hash == rt.profile.content_hash
+
+
+def test_q8_kv_without_flash_attention_is_refused(tmp_path: Path) -> None:
+    write_fast_profile(tmp_path, '[resources]\nkv_type = "q8_0"\nflash_attn = false\n', "q8")
+    with macaron_home(tmp_path), pytest.raises(ContractError, match="q8_0 needs flash"):
+        load_profile("q8")
