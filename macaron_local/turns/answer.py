@@ -10,6 +10,7 @@ be unset) into the engine's :class:`Sampling`. Must not: build views, route, or 
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Sequence
 
@@ -18,6 +19,8 @@ from macaron_local.errors import ContextOverflowError
 from macaron_local.hcp.schema import SamplingParams
 
 MIN_ROOM = 16  # an answer budget below this is no answer: a context error instead
+# a reasoning base (Qwen3, DeepSeek-R1...) may think aloud even when told not to
+THINKING = re.compile(r"<think>.*?(?:</think>|$)\s*", re.DOTALL)
 
 
 def sampling(s: SamplingParams, seed: int | None = None) -> Sampling:
@@ -78,3 +81,9 @@ def answer(
             on_text(piece)
     done: Completion = stream.result()
     return done
+
+
+def visible(text: str) -> str:
+    """The answer as kept and shown: stripped, without a reasoning base's ``<think>`` blocks
+    (an unclosed one runs to the end: the budget ran out while it was still thinking)."""
+    return THINKING.sub("", text).strip()

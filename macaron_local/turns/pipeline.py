@@ -56,7 +56,7 @@ from macaron_local.store import (
 from macaron_local.store.db import unicode_problem
 from macaron_local.turns import adapters as adapter_bindings
 from macaron_local.turns.act import ActOutcome, act
-from macaron_local.turns.answer import answer, room, sampling
+from macaron_local.turns.answer import answer, room, sampling, visible
 from macaron_local.turns.live import LiveReload, OnEvent
 from macaron_local.turns.route import ROUTE_SLOT, RouteResult, route, route_messages
 from macaron_local.turns.summaries import SummaryHops
@@ -216,7 +216,7 @@ class Runtime(SummaryHops):
             raise TurnError(
                 f"the {decision.label} answer failed: {exc}; nothing was saved"
             ) from exc
-        if not answered.done.text.strip() and not answered.calls:
+        if not visible(answered.done.text) and not answered.calls:
             raise TurnError(f"the {decision.label} answer was empty; nothing was saved")
         record = commit_turn(
             db,
@@ -474,7 +474,7 @@ class Runtime(SummaryHops):
             meta["provisional_summaries"] = sorted(answered.provisional)
         return NewTurn(
             request=request.text,
-            answer=done.text.strip(),
+            answer=visible(done.text),
             label=decision.label,
             route_kind=decision.kind,
             route_probs=decision.probs,
