@@ -127,7 +127,7 @@ def purge_cmd(yes: bool, profile_id: str) -> None:
 
 
 @click.command("run")
-@click.option("--label", default="L0", show_default=True)
+@click.option("--label", help="The label to refine (default: the profile's router label).")
 @_PROFILE
 @click.option("--steps", type=int, help="Optimizer steps (default: RefineConfig).")
 @click.option("--nice", "niceness", type=int, default=19, show_default=True)
@@ -135,7 +135,12 @@ def purge_cmd(yes: bool, profile_id: str) -> None:
 @click.option("--quiet", is_flag=True)
 @edge
 def run_cmd(
-    label: str, profile_id: str, steps: int | None, niceness: int, no_promote: bool, quiet: bool
+    label: str | None,
+    profile_id: str,
+    steps: int | None,
+    niceness: int,
+    no_promote: bool,
+    quiet: bool,
 ) -> None:
     """Learn a new LABEL revision from experience; promote it only if the gate passes."""
     import threading
@@ -145,6 +150,7 @@ def run_cmd(
     os.nice(max(0, niceness))  # the whole process: training yields to everything else
     cfg = RefineConfig(**({"steps": steps} if steps else {}))
     db, profile = _open(profile_id)
+    label = label or profile.router_label
     cancel = threading.Event()
     try:
         report = run_refine(

@@ -113,7 +113,7 @@ def _add(
                 split.pairs.append({"prompt": prompt, "chosen": better, "rejected": row.answer})
         if row.checker:
             split.checkable.append({"prompt": prompt, "checker": row.checker})
-    if label == "L0" and row.has("reroute"):
+    if label == profile.router_label and row.has("reroute"):
         split.routing.append({"text": row.request, "label": row.last("reroute") or ""})
 
 

@@ -30,7 +30,7 @@ class RuntimeHost:
         session_id: str,
         turn_id: str,
         *,
-        tool_label: str = "L1",
+        tool_label: str | None = None,  # None: the profile's agent label
         confirm: ConfirmFn | None = None,
     ) -> None:
         self.runtime, self.session_id, self.turn_id = runtime, session_id, turn_id

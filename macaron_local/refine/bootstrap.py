@@ -19,14 +19,15 @@ from typing import Any
 from macaron_local.errors import RefineError
 from macaron_local.refine.data import Example, load_jsonl, route_examples, summary_examples
 
-MIXES: dict[str, tuple[str, ...]] = {
-    "L0": ("route", "chat"),
-    "L1": ("agent",),
-    "L2": ("code",),
-    "L3": ("genui",),
+MIXES: dict[str, tuple[str, ...]] = {  # role -> the data kinds (``<kind>.jsonl``) it learns
+    "router": ("route",),
+    "chat": ("chat",),
+    "agent": ("agent",),
+    "coding": ("code",),
+    "genui": ("genui",),
 }
-# How many times a kind's rows enter a label's mix. L0 sees ~4,400 routing rows; without this
-# its few hundred chat rows were drowned and the adapter answered chat turns with a bare label.
+# How many times a kind's rows enter a label's mix. The router sees ~4,400 routing rows; without
+# this its few hundred chat rows were drowned and it answered chat turns with a bare label.
 REPEAT: dict[str, int] = {"chat": 3, "summary": 2}
 
 
@@ -81,25 +82,23 @@ def label_examples(
 ) -> list[Example]:
     """The training mix of ``label`` from the ``*.jsonl`` files in ``data_dir``."""
     rows: list[Mapping[str, Any]] = []
-    for kind in MIXES[label]:
+    roles = profile.roles_of(label)
+    kinds = [kind for role in roles for kind in MIXES.get(role, ())]
+    router = "router" in roles  # only the router's mix needs rebalancing
+    for kind in kinds:
         path = data_dir / f"{kind}.jsonl"
         if path.is_file():
-            rows += load_jsonl(path) * _repeat(label, kind)
+            rows += load_jsonl(path) * (REPEAT.get(kind, 1) if router else 1)
     summary = data_dir / "summary.jsonl"
     if summary.is_file():
         own = [r for r in load_jsonl(summary) if r.get("label") == label]
-        rows += own * _repeat(label, "summary")
+        rows += own * (REPEAT["summary"] if router else 1)
     if not rows:
         raise RefineError(
             f"no training data for {label} in {data_dir}",
-            hint=f"expected {', '.join(MIXES[label])}.jsonl / summary.jsonl",
+            hint=f"expected {', '.join(kinds) or 'its role'}.jsonl / summary.jsonl",
         )
     return examples_from_rows(rows, label=label, profile=profile, tools=tools)
-
-
-def _repeat(label: str, kind: str) -> int:
-    """Only the router label needs rebalancing; the other mixes are one kind each."""
-    return REPEAT.get(kind, 1) if label == "L0" else 1
 
 
 def bootstrap(
@@ -111,7 +110,7 @@ def bootstrap(
     out_dir: Path,
     manifest: Path | None,
     config: Any,
-    labels: Sequence[str] = ("L0", "L1", "L2", "L3"),
+    labels: Sequence[str] | None = None,  # None: every label of the profile
     tools: Mapping[str, str] | None = None,  # None: the built-in tools serving describes
     cancel: threading.Event | None = None,
     progress: bool = True,
@@ -130,6 +129,7 @@ def bootstrap(
     from macaron_local.turns.tools import tool_descriptions
 
     tools = tool_descriptions() if tools is None else tools
+    labels = tuple(labels or profile.labels)
     mixes = {lb: label_examples(data_dir, lb, profile, tools) for lb in labels}
     model = load_base(base)
     tok = shared_tokenizer(base)

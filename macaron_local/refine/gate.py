@@ -250,7 +250,7 @@ def regression_examples(
         if r["label"] == label
     ]
     pairs = pairs[:lim] if lim else pairs
-    if label == "L2":
+    if "coding" in profile.roles_of(label):
         pairs += _code_references(folder, lim)
     examples = [
         {
@@ -261,7 +261,7 @@ def regression_examples(
         }
         for q, a in pairs
     ]
-    routing = _jsonl(folder / "route_eval.jsonl", lim) if label == "L0" else []
+    routing = _jsonl(folder / "route_eval.jsonl", lim) if label == profile.router_label else []
     return examples, [{"text": r["text"], "label": r["label"]} for r in routing]
 
 

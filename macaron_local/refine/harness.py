@@ -22,18 +22,18 @@ from typing import Any
 from macaron_local.errors import RefineError
 from macaron_local.experience.checkers import check
 
-SHARP = {
-    "L0": "Answer with the answer itself first, in as few words as the question allows.",
-    "L2": "Answer with one complete ```python block that defines exactly the function asked "
+SHARP = {  # by role
+    "chat": "Answer with the answer itself first, in as few words as the question allows.",
+    "coding": "Answer with one complete ```python block that defines exactly the function asked "
     "for, with that name, then at most one sentence.",
 }
-SKILLS = {
-    "L0": [
+SKILLS = {  # by role
+    "chat": [
         "A question about one word, name or number: reply with just that word, name or number.",
         "A request for a list: one item per line, each line starting with '- '.",
         "When told to reply with only something, reply with exactly that and nothing else.",
     ],
-    "L2": ["Keep the exact function name and argument names from the request."],
+    "coding": ["Keep the exact function name and argument names from the request."],
 }
 NUDGE = {
     "code": "Give the complete function in a ```python code block.",
@@ -87,10 +87,11 @@ def apply(profile: Any, v: Variant) -> Any:
 
     data = profile.model_dump(mode="python")
     for label, spec in data["prompts"].items():
-        if v.prompt and label in SHARP:
-            spec["system"] = f"{spec['system'].rstrip()} {SHARP[label]}"
-        if v.skills and label in SKILLS:
-            spec["skills"] = [*spec.get("skills", []), *SKILLS[label]]
+        for role in profile.roles_of(label):
+            if v.prompt and role in SHARP:
+                spec["system"] = f"{spec['system'].rstrip()} {SHARP[role]}"
+            if v.skills and role in SKILLS:
+                spec["skills"] = [*spec.get("skills", []), *SKILLS[role]]
     return Profile.model_validate(data)
 
 
