@@ -12,10 +12,10 @@ is reported, not silently converted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import (
     BaseModel,
@@ -29,7 +29,7 @@ from pydantic import (
 
 from macaron_local.errors import ContractError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Final = 1
 DEFAULT_LABELS = ("L0", "L1", "L2", "L3")
 DEFAULT_GRAMMAR = 'root ::= "L0" | "L1" | "L2" | "L3"'
 NAME_RE = r"^[a-z0-9][a-z0-9._-]{0,63}$"
@@ -386,17 +386,19 @@ def check_labels(p: Profile) -> None:
     if dupes:
         raise ContractError(f"duplicate labels: {', '.join(dupes)}", where="router.labels")
     want = set(labels)
-    for section, keys in (
+    named: tuple[tuple[str, Collection[str]], ...] = (
         ("adapters", p.adapters),
         ("prompts", p.prompts),
         ("router.descriptions", p.router.descriptions),
-    ):
+    )
+    for section, keys in named:
         _same_labels(section, set(keys), want)
-    for section, keys in (
+    optional: tuple[tuple[str, Collection[str]], ...] = (
         ("tools.allow", p.tools.allow),
         ("sampling.overrides", p.sampling.overrides),
         ("remote.heavy.labels", p.remote.heavy.labels),
-    ):
+    )
+    for section, keys in optional:
         extra = sorted(set(keys) - want)
         if extra:
             raise ContractError(
