@@ -38,13 +38,13 @@ def measure() -> dict[str, dict[str, int]]:
     counts: Counter[str] = Counter()
     real_tok, real_render = tokenizer.Vocab.tokenize, tokenizer.Vocab.render_chat
 
-    def tokenize(self, text, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def tokenize(self, text, *a, **kw):
         out = real_tok(self, text, *a, **kw)
         counts["tokenize"] += 1
         counts["tokens"] += len(out)
         return out
 
-    def render(self, *a, **kw):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def render(self, *a, **kw):
         counts["render_chat"] += 1
         return real_render(self, *a, **kw)
 
@@ -63,7 +63,7 @@ def measure() -> dict[str, dict[str, int]]:
     return out
 
 
-def _run(rt, session: str, text: str, label: str | None) -> None:  # noqa: ANN001
+def _run(rt, session: str, text: str, label: str | None) -> None:
     try:
         from macaron_local.turns.turn import TurnRequest
     except ImportError:  # the code before the refactor: eight keywords
