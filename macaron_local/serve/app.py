@@ -4,8 +4,8 @@ Owns the routes (``/health``, ``/v1/models``, ``/v1/chat/completions``), bearer-
 admission (429 + Retry-After when the queue is full), loading the runtime in the background
 (``/health`` answers 503 until it is ready), running each turn on a worker thread and cancelling
 it when the client goes away. Built by :func:`make_app` from settings and a runtime opener:
-nothing is opened at import. Must not: implement turns (``jobs``) or the wire format
-(``protocol``).
+nothing is opened at import. Must not: implement turns (``jobs``), choose one (``dispatch``)
+or the wire format (``protocol``).
 """
 
 from __future__ import annotations
@@ -29,24 +29,16 @@ from starlette.routing import Route
 from macaron_local.errors import ContextOverflowError, GrammarError, MacaronError, TurnError
 from macaron_local.serve import protocol as wire
 from macaron_local.serve.admission import Admission, QueueFull
-from macaron_local.serve.approvals import APPROVE_HEADER, BadApproval, approver
+from macaron_local.serve.approvals import APPROVE_HEADER
 from macaron_local.serve.conversations import (
     Conversations,
     conversations_path,
     valid_conversation_id,
 )
-from macaron_local.serve.jobs import (
-    Emit,
-    Outcome,
-    client_tool_turn,
-    conversation_turn,
-    stateless_turn,
-)
+from macaron_local.serve.dispatch import CONVERSATION_HEADER, job_for
+from macaron_local.serve.jobs import Emit, Outcome
 from macaron_local.serve.settings import ServeSettings
 from macaron_local.turns.pipeline import Runtime
-from macaron_local.turns.route import RouteResult
-
-CONVERSATION_HEADER = "X-Conversation-Id"
 
 
 @dataclass
@@ -187,7 +179,8 @@ async def chat(state: ServerState, request: Request) -> Response:
                 f"{CONVERSATION_HEADER} must be 1-200 characters of letters, digits and ._:@/+=-"
             )
         label = wire.pinned_label(req.model, rt.profile.labels)
-        run = _turn(rt, state.conversations, req, request, conversation, label)
+        approve = request.headers.get(APPROVE_HEADER)
+        run = job_for(rt, state.conversations, req, conversation, label, approve)
     except TooLarge as exc:
         return _error(413, str(exc), "invalid_request_error", code="body_too_large")
     except wire.BadRequest as exc:
@@ -216,66 +209,6 @@ async def chat(state: ServerState, request: Request) -> Response:
             _sse(job, model, req.include_usage, extra), job, media_type="text/event-stream"
         )
     return await _complete(job, request, model, extra)
-
-
-def _turn(
-    rt: Runtime,
-    conversations: Conversations,
-    req: wire.ChatRequest,
-    request: Request,
-    conversation: str | None,
-    label: str | None,
-) -> Callable[..., Outcome]:
-    """What the request runs (``run(emit=, cancel=)``); BadRequest for one it cannot be."""
-    if req.uses_tools:
-        if conversation is not None:
-            raise wire.BadRequest(
-                f"client tools run statelessly: send the whole chat without {CONVERSATION_HEADER}"
-                " (a conversation's agent runs the server's own tools)",
-                "tools",
-            )
-        tools = req.client_tools()
-        choice = req.choice(tools)
-        return partial(
-            client_tool_turn,
-            rt,
-            req.tool_messages(),
-            tools,
-            choice,
-            decision=_agent_route(rt, req, label),
-        )
-    req.choice(())  # a call it requires needs tools
-    messages = req.plain_messages()
-    if conversation is None:
-        return partial(stateless_turn, rt, messages, label=label)
-    try:
-        confirm = approver(request.headers.get(APPROVE_HEADER))
-    except BadApproval as exc:
-        raise wire.BadRequest(str(exc), APPROVE_HEADER) from exc
-    return partial(
-        conversation_turn,
-        rt,
-        conversations,
-        conversation,
-        messages[-1]["content"],
-        label=label,
-        confirm=confirm,
-    )
-
-
-def _agent_route(rt: Runtime, req: wire.ChatRequest, pinned: str | None) -> RouteResult:
-    """Client tools go to the agent label: ``sticky`` for a tool result (the agent that called
-    goes on), ``manual`` when the model name pins it, else ``tools``."""
-    agent = rt.profile.label_for("agent")
-    if agent is None:
-        raise wire.BadRequest("this profile has no agent label (role 'agent') to call tools")
-    if pinned is not None and pinned != agent:
-        raise wire.BadRequest(
-            f"{req.model} pins {pinned}; client tools are answered by the agent label {agent}",
-            "model",
-        )
-    kind = "sticky" if req.messages[-1].role == "tool" else "manual" if pinned else "tools"
-    return RouteResult(agent, kind)
 
 
 # --- one request -----------------------------------------------------------------------------

@@ -168,39 +168,52 @@ def client_tool_turn(
 ) -> Outcome:
     """``decision.label`` (the agent) answers over ``messages`` with the client's ``tools`` in
     its prompt (none when ``choice`` is ``none``); a call it writes for one of them is returned,
-    not run. A malformed call goes back to the model once as a tool error, and the retry is
-    held to a valid call by the tools' grammar; TurnError if that fails too. Stores nothing."""
+    not run. Stores nothing."""
     offered = () if choice.mode == "none" else tools
-    forced = tuple(t for t in offered if choice.mode != "function" or t.name == choice.name)
     with _meter(rt) as tally:
         info = RouteInfo.of(rt, decision)
         emit("route", info)
         chat = tool_messages(rt, decision.label, offered, messages)
+        forced = tuple(t for t in offered if choice.mode != "function" or t.name == choice.name)
         grammar = _call_grammar(rt, forced) if choice.forced else None
         held = _Held(emit)
-        ban = () if offered else tuple(rt.engine.tokenize("```")[:1])  # none: no block
+        ban = () if offered else tuple(rt.engine.tokenize("```")[:1])  # none: no call block
         done = _generate(rt, decision.label, chat, held, cancel, grammar, ban)
-        call, errors = None, []
-        if offered:
-            try:
-                call = read_call(done.text, offered)
-            except CallProblem as problem:
-                errors.append(str(problem))
-                chat += [
-                    {"role": "assistant", "content": done.text},
-                    {"role": "tool", "content": f"ValueError: {problem}"},
-                ]
-                redo = grammar or _call_grammar(rt, forced)
-                done = _generate(rt, decision.label, chat, lambda _: None, cancel, redo)
-                call = _checked(done.text, offered, decision.label)
+        done, call, errors = _read(rt, decision.label, chat, done, offered, grammar, cancel)
     if call is None:
         held.release()
         finish = "length" if done.finish_reason == "length" else "stop"
-        return Outcome(done.text.strip(), finish, info, tally, call_errors=tuple(errors))
-    calls = (call,)
+        return Outcome(done.text.strip(), finish, info, tally, call_errors=errors)
     return Outcome(
-        held.shown.strip(), "tool_calls", info, tally, tool_calls=calls, call_errors=tuple(errors)
+        held.shown.strip(), "tool_calls", info, tally, tool_calls=(call,), call_errors=errors
     )
+
+
+def _read(
+    rt: Runtime,
+    label: str,
+    chat: list[dict[str, str]],
+    done: Completion,
+    tools: tuple[ClientTool, ...],
+    grammar: str | None,
+    cancel: threading.Event,
+) -> tuple[Completion, ClientCall | None, tuple[str, ...]]:
+    """The answer's call of a client tool (None: a text answer). A malformed one goes back to
+    the model once as a tool error and the retry is held to a valid call by the tools'
+    grammar; TurnError if that fails too."""
+    if not tools:
+        return done, None, ()
+    try:
+        return done, read_call(done.text, tools), ()
+    except CallProblem as problem:
+        chat = [
+            *chat,
+            {"role": "assistant", "content": done.text},
+            {"role": "tool", "content": f"ValueError: {problem}"},
+        ]
+        redo = grammar or _call_grammar(rt, tools)
+        done = _generate(rt, label, chat, lambda _: None, cancel, redo)
+        return done, _checked(done.text, tools, label), (str(problem),)
 
 
 def _checked(text: str, tools: tuple[ClientTool, ...], label: str) -> ClientCall:

@@ -5,6 +5,7 @@ model's choice matters, ``tool_choice`` forces it."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from typing import Any
@@ -199,55 +200,92 @@ def test_client_tools_in_a_stored_conversation_are_refused_with_the_reason(serve
     assert "statelessly" in str(err.value)
 
 
-def test_a_bad_approval_header_is_refused(server: Server) -> None:
+@pytest.mark.parametrize("conversation", [{"X-Conversation-Id": "approve-bad"}, {}])
+def test_a_bad_approval_header_is_refused(server: Server, conversation: dict[str, str]) -> None:
     with pytest.raises(openai.BadRequestError) as err:
         client(server).chat.completions.create(
             model="serve-tools:L1",
             messages=[{"role": "user", "content": "hi"}],
-            extra_headers={"X-Conversation-Id": "approve-bad", "X-Macaron-Approve": "rm -rf"},
+            extra_headers={**conversation, "X-Macaron-Approve": "rm -rf"},
         )
     assert "X-Macaron-Approve" in str(err.value)
 
 
-TODO = "add 'buy oat milk' to my todo list"  # the shipped L1 answers it with todos.add(...)
+# requests the shipped agent has answered with a side-effecting call (which one it makes
+# depends on the adapter revision; the tests take the first that makes one)
+ACTIONS = [
+    "add 'buy oat milk' to my todo list",
+    "remind me to call mom at 5pm",
+    "add a todo: renew my passport",
+    "take a note: the spare key is under the blue pot",
+]
 
 
-def _agent_turn(server: Server, conversation: str, **headers: str) -> tuple[Any, list[dict]]:
+def _agent_turn(server: Server, conversation: str, ask: str, **headers: str) -> Any:
     done = client(server).chat.completions.create(
         model="serve-tools:L1",
-        messages=[{"role": "user", "content": TODO}],
+        messages=[{"role": "user", "content": ask}],
         extra_headers={"X-Conversation-Id": conversation, **headers},
     )
     ext = done.model_extra["macaron"]
-    steps = [s for s in ext.get("tool_steps", []) if "todos.add" in s["code"]]
-    assert steps, f"the agent did not call todos.add: {ext.get('tool_steps')} {done}"
     stored = get_turn(open_db(server.db), ext["turn"]).tool_calls
-    assert [(c.code, c.status) for c in stored] == [
-        (s["code"], s["status"]) for s in ext["tool_steps"]
+    assert [(c.code, c.status, c.result) for c in stored] == [
+        (s["code"], s["status"], s["result"]) for s in ext.get("tool_steps", [])
     ]  # the extension is the turn's record
-    return done, steps
+    return done
 
 
-def _todos(server: Server) -> list[str]:
+@pytest.fixture(scope="module")
+def declined(server: Server) -> tuple[str, Any, dict[str, Any]]:
+    """The first of ACTIONS whose unapproved turn made a side-effecting call: the request,
+    the response and the declined step."""
+    seen = []
+    for i, ask in enumerate(ACTIONS):
+        done = _agent_turn(server, f"unapproved-{i}", ask)
+        steps = done.model_extra["macaron"].get("tool_steps", [])
+        seen.append(steps)
+        if refused := [s for s in steps if s["status"] == "declined"]:
+            return ask, done, refused[0]
+    pytest.fail(f"the agent made no side-effecting call for any of {ACTIONS}: {seen}")
+
+
+def _tool(step: dict[str, Any]) -> str:
+    found = re.search(r"declined to run: (\w+\.\w+)\(", step["result"])
+    assert found, step
+    return found.group(1)
+
+
+def test_a_side_effecting_call_is_declined_without_approval(
+    server: Server, declined: tuple[str, Any, dict[str, Any]]
+) -> None:
+    ask, done, step = declined
+    assert step["result"].startswith("PermissionError: the user declined to run:")
+    steps = done.model_extra["macaron"]["tool_steps"]
+    if steps[-1]["status"] == "declined":  # the record decides what the answer may claim
+        assert "declined" in done.choices[0].message.content, done.choices[0].message.content
+
+
+def test_an_approved_side_effecting_call_runs(
+    server: Server, declined: tuple[str, Any, dict[str, Any]]
+) -> None:
+    ask, _, step = declined
+    tool = _tool(step)
+    table = tool.split(".")[0]  # todos, notes, reminders: the personal.db table it writes
+    before = _rows(server, table)
+    done = _agent_turn(server, "approved", ask, **{"X-Macaron-Approve": f"notes.list, {tool}"})
+    steps = done.model_extra["macaron"]["tool_steps"]
+    again = steps[step["step"]]  # the same view: the same call at the same step
+    assert again["code"] == step["code"], steps
+    assert again["status"] in {"ok", "error"} and "declined" not in again["result"], again
+    if again["status"] == "ok" and tool.endswith(".add"):
+        assert _rows(server, table) == before + 1  # it ran: the row is there
+
+
+def _rows(server: Server, table: str) -> int:
     path = server.home / "data" / "personal.db"
     if not path.exists():
-        return []
+        return 0
     with sqlite3.connect(path) as db:
-        return [row[0] for row in db.execute("SELECT title FROM todos")]
-
-
-def test_a_side_effecting_call_is_declined_without_approval(server: Server) -> None:
-    before = _todos(server)
-    done, steps = _agent_turn(server, "approve-none")
-    assert {s["status"] for s in steps} == {"declined"}
-    assert _todos(server) == before
-    answer = done.choices[0].message.content.lower()
-    assert "declined" in answer or "could not" in answer or "did not" in answer, answer
-
-
-def test_an_approved_side_effecting_call_runs(server: Server) -> None:
-    before = _todos(server)
-    done, steps = _agent_turn(server, "approve-todos", **{"X-Macaron-Approve": "todos.add"})
-    assert "declined" not in {s["status"] for s in steps}, steps
-    if any(s["status"] == "ok" for s in steps):
-        assert len(_todos(server)) > len(before)  # the call ran and stored the todo
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
+            return 0
+        return int(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
