@@ -109,8 +109,19 @@ class ToolModule:
         self.__dict__.update(functions)
 
     def __repr__(self) -> str:
-        names = sorted(k for k in self.__dict__ if not k.startswith("_"))
-        return f"<tools {self._name}: {', '.join(names)}>"
+        return f"<tools {self._name}: {', '.join(self._functions())}>"
+
+    def __getattr__(self, attr: str) -> Any:
+        """A function the module does not have: say which it has (the model fixes the call)."""
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        have = ", ".join(f"{self._name}.{f}" for f in self._functions())
+        raise AttributeError(
+            f"module '{self._name}' has no attribute '{attr}'; its tools are: {have}"
+        )
+
+    def _functions(self) -> list[str]:
+        return sorted(k for k in self.__dict__ if not k.startswith("_"))
 
 
 class Repl:

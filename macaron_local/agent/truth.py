@@ -4,20 +4,26 @@ Owns :func:`truthful`: given the final text of an agent turn and the tool calls 
 it returns the answer the user sees. An answer that reports an action as done ("Reminder set.",
 "Added ... to your todos", "Pizza ordered.") is kept only when a tool call of this turn
 succeeded and the last one did not fail; otherwise the runtime writes the reply itself from
-the record: what was tried and what failed, or that nothing ran. An answer that already says
-the attempt failed is kept, with the record's failure added when it does not name it. The
-model may phrase things; it may not claim what the record contradicts.
+the record: what was tried and what failed, or that nothing ran. An answer that reports live
+data (weather, prices, an order's or a flight's status) is kept only when a tool call of this
+turn succeeded: with none behind it, the data was made up. A reply the runtime writes for a
+request no installed tool covers says which tool it would need, that none is installed and
+which kind of plugin would add it (``missing.py``). An answer that already says the attempt
+failed is kept, with the record's failure added when it does not name it (and the missing
+tool and its plugin when it names neither). The model may phrase things; it may not claim what
+the record contradicts.
 
-It reads English phrasing (the specialists answer in English); it cannot tell a made-up fact
-("it is 18 degrees in Boston") from a looked-up one when no tool ran: that is the router's and
-the agent's training's job, and the reply then carries no tool result to contradict.
+It reads English phrasing (the specialists answer in English). Once a tool call succeeded it
+does not judge whether that call is the one behind a reported fact.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Protocol
+
+from macaron_local.agent.missing import honest_reply, need_for, plugin_hint
 
 CLAIM = re.compile(
     r"\b(added|set|created|saved|scheduled|booked|ordered|sent|deleted|removed|updated|marked|"
@@ -32,10 +38,22 @@ NOT_A_CLAIM = re.compile(  # a question, an offer, a plan or a condition reports
     re.I,
 )
 ADMITS = re.compile(
-    r"\b(could ?n[o']t|can ?n[o']t|unable|failed|fail(s|ing)?|error|did ?n[o']t|was ?n[o']t|"
-    r"not able|no tool|sorry|declined|not (done|set|added|saved|run))\b",
+    r"\b(could ?n[o']t|can ?n[o']t|can'?t|cannot|won'?t|unable|failed|fail(s|ing)?|error|"
+    r"did ?n[o']t|was ?n[o']t|not able|no tool|sorry|declined|not (done|set|added|saved|run))\b",
     re.I,
 )
+
+
+LIVE = re.compile(  # a sentence that reports live or personal data from the outside world
+    r"°|\b(degrees|forecast|sunny|cloudy|overcast|raining|snowing|humidity|mph|km/h)\b|"
+    r"[$€£¥]\s?\d|\b\d[\d,.]*\s?(usd|eur|gbp|dollars|euros|pounds)\b|"
+    r"\b(in stock|out of stock|on time|delayed|departs|arrives?|arriving|shipped|"
+    r"out for delivery|tracking number|order (number|#)|confirmation (number|code)|trading at|"
+    r"headlines?|your balance|booked for|is (now )?(on|off)|are (now )?(on|off))\b",
+    re.I,
+)
+UNFINISHED = re.compile(r"```(repl|call)\b")  # the agent loop ran every closed block
+NOT_LIVE = re.compile(r"\?|\b(if|whether|would you|do you want|let me|i can|i could)\b", re.I)
 
 
 class Call(Protocol):
@@ -47,20 +65,46 @@ class Call(Protocol):
     def status(self) -> str: ...
 
 
-def truthful(answer: str, calls: Sequence[Call]) -> tuple[str, str | None]:
-    """``(answer to show, why it was rewritten or None)`` for an agent turn's ``calls``."""
+def truthful(
+    answer: str,
+    calls: Sequence[Call],
+    *,
+    request: str = "",
+    tools: Collection[str] = (),
+    acting: Collection[str] = (),
+) -> tuple[str, str | None]:
+    """``(answer to show, why it was rewritten or None)`` for an agent turn's ``calls``;
+    ``request`` is what the user asked and ``tools`` the tool names installed for the agent
+    (both only shape the reply the runtime writes: which tool is missing, which exist);
+    ``acting`` names the tools that change something: when given, a claimed action needs a
+    successful call of one of them, not only of tools that read."""
     ok = [c for c in calls if c.status == "ok"]
+    if UNFINISHED.search(answer):  # a tool block cut off before its end: it never ran
+        return _cut_off(request, tools, ok), "the answer was an unfinished tool block"
     last_failed = bool(calls) and calls[-1].status != "ok"
     claims, admits = _claims(answer), bool(ADMITS.search(answer))
-    if not calls:
-        if claims and not admits:
-            return NOTHING_RAN, "claimed an action, but no tool ran in this turn"
-        return answer, None
+    if not ok:
+        made_up = _reports_live(answer) and not admits
+        if (claims and not admits) or made_up:
+            why = "reported live data" if made_up and not claims else "claimed an action"
+            if not calls:
+                return _nothing_ran(request, tools), f"{why}, but no tool ran in this turn"
+            failure = _failure(calls[-1])
+            if not request and not tools:
+                return f"I could not do that. {failure}", f"{why}, but every tool call failed"
+            return honest_reply(request, tools, failure), f"{why}, but every tool call failed"
+        return _told(answer, calls, admits, plugin_hint(request, tools) if tools else None)
+    if _unbacked_need(answer, request, tools, claims, admits, ok, acting):
+        why = "reported what no installed tool can do; only other tools ran"
+        return honest_reply(request, tools, f"I only ran `{_first_line(ok[-1].code, 120)}`."), why
+    hint = plugin_hint(request, tools) if tools and not _acted(ok, acting) else None
+    if hint and not last_failed and "plugin" not in answer.lower():
+        return f"{answer}\n\n{hint}", "the reply did not say which tool is missing"
     if not last_failed:
+        if claims and acting and not any(_calls(c, acting) for c in ok):
+            return f"{answer}\n\n{NO_CHANGE}", "claimed an action, but only reading tools ran"
         return answer, None
     failure = _failure(calls[-1])
-    if not ok and claims and not admits:
-        return f"I could not do that. {failure}", "claimed an action, but every tool call failed"
     if admits:
         if _names(answer, calls[-1]):
             return answer, None
@@ -70,10 +114,71 @@ def truthful(answer: str, calls: Sequence[Call]) -> tuple[str, str | None]:
     return f"{answer}\n\n{failure}", "the last tool call failed"
 
 
+def _unbacked_need(
+    answer: str,
+    request: str,
+    tools: Collection[str],
+    claims: bool,
+    admits: bool,
+    ok: Sequence[Call],
+    acting: Collection[str],
+) -> bool:
+    """The request needs a tool that is not installed, yet the answer reports its data or its
+    action while only other (reading) tools ran: a clock call does not back a forecast."""
+    if admits or not tools or need_for(request, tools) is None:
+        return False
+    return not _acted(ok, acting) and (claims or _reports_live(answer))
+
+
+def _acted(ok: Sequence[Call], acting: Collection[str]) -> bool:
+    """A successful call of a tool that changes something (unknown without ``acting``)."""
+    return bool(acting) and any(_calls(c, acting) for c in ok)
+
+
+def _cut_off(request: str, tools: Collection[str], ok: Sequence[Call]) -> str:
+    cut = "My next tool step was cut off before it ended, so it never ran."
+    if not ok:
+        return honest_reply(request, tools, cut)
+    last = _first_line(ok[-1].code, 120)
+    return f"I ran {len(ok)} tool step(s); the last that worked was `{last}`. {cut}"
+
+
+def _told(
+    answer: str, calls: Sequence[Call], admits: bool, hint: str | None
+) -> tuple[str, str | None]:
+    """No call succeeded and the answer claims nothing: add what failed and what is missing."""
+    text, why = answer, None
+    if calls and not (admits and _names(answer, calls[-1])):
+        text = f"{answer}\n\n{_failure(calls[-1])}"
+        why = "the reply did not say what failed" if admits else "the last tool call failed"
+    if hint and (admits or calls) and "plugin" not in answer.lower():
+        text, why = f"{text}\n\n{hint}", why or "the reply did not say which tool is missing"
+    return text, why
+
+
 NOTHING_RAN = (
     "I did not do that: no tool ran in this turn, so nothing was changed. "
     "Please ask again, or tell me more about what to do."
 )
+
+
+NO_CHANGE = "(Only tools that read ran in this turn: nothing was changed.)"
+
+
+def _calls(call: Call, names: Collection[str]) -> bool:
+    """The call's code calls one of the tools ``names`` (REPL code or a ```call body)."""
+    return any(re.search(rf"\b{re.escape(name)}\s*\(|\"{re.escape(name)}\"", call.code)
+               for name in names)  # fmt: skip
+
+
+def _nothing_ran(request: str, tools: Collection[str]) -> str:
+    return honest_reply(request, tools) if request or tools else NOTHING_RAN
+
+
+def _reports_live(text: str) -> bool:
+    """Some sentence of ``text`` states live data (a temperature, a price, a status)."""
+    sentences = re.split(r"(?<=[.!?])\s+|\n+", text)
+    return any(LIVE.search(s) and not NOT_LIVE.search(s) for s in sentences)
 
 
 def _claims(text: str) -> bool:

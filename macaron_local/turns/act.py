@@ -68,7 +68,15 @@ def act(
         return done.text
 
     outcome = agent.run(step, messages, max_steps=max_steps)
-    total.text, rewritten = truthful(outcome.text, outcome.calls)  # the record decides
+    request = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    tools = agent.gate.visible()
+    total.text, rewritten = truthful(  # the record decides
+        outcome.text,
+        outcome.calls,
+        request=request,
+        tools=[s.name for s in tools],
+        acting=[s.name for s in tools if s.side_effect],
+    )
     calls = [
         NewToolCall(step=c.step, label=label, code=c.code, result=c.result, status=c.status)
         for c in outcome.calls

@@ -121,3 +121,118 @@ def test_the_answer_hop_commits_the_checked_answer(
     assert acted.rewritten and "Done!" not in acted.completion.text
     assert "AttributeError" in acted.completion.text
     assert [c.status for c in acted.tool_calls] == ["error"]
+
+
+INSTALLED = [
+    "clock.now", "files.read", "notes.add", "reminders.add", "reminders.list", "shell.run",
+    "todos.add", "units.convert",
+]  # fmt: skip
+
+
+def test_made_up_weather_after_a_tool_that_does_not_exist_is_replaced(
+    policy: SandboxPolicy, bundled_registry: ToolRegistry, context: ToolContext
+) -> None:
+    request = "what's the weather in Boston today?"
+    gate = ToolGate(bundled_registry, allow=["*"], auto_approve=["*"], context=context)
+    with Repl(policy, gate) as repl:
+        made_up = "Today's weather in Boston is 78.6°F."
+        step = scripted('```repl\nweather.forecast("Boston")\n```', made_up)
+        out = run_agent(step, [{"role": "user", "content": request}], repl, gate)
+    assert [c.status for c in out.calls] == ["error"] and "NameError" in out.calls[0].result
+    tools = [s.name for s in gate.visible()]
+    text, why = truthful(out.text, out.calls, request=request, tools=tools)
+    assert why and "78.6" not in text
+    assert "weather tool" in text and "no such tool is installed" in text
+    assert "weather plugin" in text.lower() and "reminders" in text  # what is installed
+    assert "NameError: name 'weather' is not defined" in text  # what was tried
+
+
+def test_a_claim_with_no_tool_says_which_tool_and_plugin_it_needs() -> None:
+    text, why = truthful("Pizza ordered! It will arrive in 30 minutes.", [],
+                         request="order me a large pepperoni pizza", tools=INSTALLED)  # fmt: skip
+    assert why == "claimed an action, but no tool ran in this turn"
+    assert "ordered" not in text.lower() and "30 minutes" not in text
+    assert "shopping or delivery tool" in text and "delivery-service plugin" in text
+    assert "clock, files, notes, reminders, shell, todos and units" in text
+    assert text.endswith("Nothing was looked up or changed.")
+
+
+def test_live_data_with_no_tool_behind_it_is_made_up() -> None:
+    for answer in ("It's 18 degrees and sunny in Boston right now.", "AAPL is trading at $187.20.",
+                   "Your flight UA 212 is on time and departs at 9:40."):  # fmt: skip
+        text, why = truthful(answer, [], request="check it for me", tools=INSTALLED)
+        assert why == "reported live data, but no tool ran in this turn", answer
+        assert not any(ch.isdigit() for ch in text), text
+    kept = "The boiling point of water is 100 degrees Celsius at sea level, if you mean that?"
+    assert truthful(kept, [], request="how hot does water boil", tools=INSTALLED) == (kept, None)
+
+
+def test_an_honest_decline_is_kept_and_told_which_plugin_would_help() -> None:
+    request = "turn off the living room lights"
+    said = "Sorry, I can't control your lights from here."
+    text, why = truthful(said, [], request=request, tools=INSTALLED)
+    assert text.startswith(said) and "smart-home or media-player plugin" in text and why
+    full = "I can't: no smart-home tool is installed; a smart-home plugin would add one."
+    assert truthful(full, [], request=request, tools=INSTALLED) == (full, None)
+
+
+def test_a_failed_reminder_is_not_blamed_on_a_missing_tool(
+    policy: SandboxPolicy, bundled_registry: ToolRegistry, context: ToolContext
+) -> None:
+    claim = "Reminder set: call mom at 17:00."
+    out = _run(policy, bundled_registry, context, "```repl\nreminders.add('call mom')\n```", claim)
+    tools = bundled_registry.names()
+    text, why = truthful(out.text, out.calls, request=ASK[0]["content"], tools=tools)
+    assert why and "Reminder set" not in text
+    assert "messaging" not in text and "plugin" not in text  # reminders are installed
+    assert "missing 1 required positional argument" in text or "missing a required" in text
+
+
+def test_a_missing_function_names_the_ones_the_module_has(
+    policy: SandboxPolicy, bundled_registry: ToolRegistry, context: ToolContext
+) -> None:
+    out = _run(policy, bundled_registry, context, '```repl\nreminders.search("mom")\n```', "ok")
+    assert "its tools are: reminders.add, reminders.list" in out.calls[0].result
+
+
+def test_an_unfinished_tool_block_is_not_an_answer() -> None:
+    cut = '```repl\ntext = """Your sister is running late. She\'s 20 minutes away'
+    text, why = truthful(cut, [], request="text my sister that I'm running late", tools=INSTALLED)
+    assert why == "the answer was an unfinished tool block" and "```" not in text
+    assert "messaging tool" in text and "cut off" in text and "Nothing was" in text
+
+
+def test_a_claim_backed_only_by_reading_tools_is_corrected(
+    policy: SandboxPolicy, bundled_registry: ToolRegistry, context: ToolContext
+) -> None:
+    out = _run(
+        policy, bundled_registry, context, "```repl\ntodos.list()\n```", "Todo 4711 marked done."
+    )
+    acting = [s.name for s in bundled_registry.tools.values() if s.side_effect]
+    text, why = truthful(out.text, out.calls, request="mark todo 4711 done", acting=acting)
+    assert why and text.endswith("nothing was changed.)")
+    block, said = "```repl\ntodos.add('buy oat milk')\n```", "Added 'buy oat milk' to your todos."
+    wrote = _run(policy, bundled_registry, context, block, said)
+    assert truthful(wrote.text, wrote.calls, acting=acting) == (wrote.text, None)
+
+
+def test_a_clock_call_does_not_back_a_forecast(
+    policy: SandboxPolicy, bundled_registry: ToolRegistry, context: ToolContext
+) -> None:
+    out = _run(policy, bundled_registry, context, "```repl\nclock.now()\n```", "It's 18°C in Oslo.")
+    acting = [s.name for s in bundled_registry.tools.values() if s.side_effect]
+    tools = bundled_registry.names()
+    text, why = truthful(
+        out.text, out.calls, request="weather in oslo?", tools=tools, acting=acting
+    )
+    assert why and "18" not in text and "weather tool" in text and "clock.now()" in text
+
+
+def test_an_answer_beside_the_point_is_told_which_tool_is_missing() -> None:
+    class Call:
+        step, code, result, status = 0, 'clock.days_until("2023-12-08")', "-1090", "ok"
+
+    said = "Boston is 1090 miles away from New York City."
+    text, why = truthful(said, [Call()], request="what's the weather in Boston today?",
+                         tools=INSTALLED, acting=["todos.add"])  # fmt: skip
+    assert text.startswith(said) and "which is not installed; a weather plugin" in text and why
