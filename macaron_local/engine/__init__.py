@@ -1,6 +1,6 @@
 """llama.cpp ownership: the Mixture-of-LoRA engine, GGUF model/LoRA files, grammars, tokens."""
 
-from macaron_local.engine.engine import BACKGROUND, INTERACTIVE, Engine, EngineConfig
+from macaron_local.engine.engine import BACKGROUND, INTERACTIVE, ROUTE, Engine, EngineConfig
 from macaron_local.engine.types import GREEDY, AdapterInfo, Completion, Sampling
 from macaron_local.engine.worker import Stream
 
@@ -8,6 +8,7 @@ __all__ = [
     "BACKGROUND",
     "GREEDY",
     "INTERACTIVE",
+    "ROUTE",
     "AdapterInfo",
     "Completion",
     "Engine",

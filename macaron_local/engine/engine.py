@@ -32,7 +32,7 @@ from macaron_local.engine.lora_io import check_lora, read_lora
 from macaron_local.engine.slots import SEQ, Slot, SlotTable
 from macaron_local.engine.tokenizer import Vocab
 from macaron_local.engine.types import GREEDY, AdapterInfo, Completion, Sampling
-from macaron_local.engine.worker import BACKGROUND, INTERACTIVE, Job, Stream, Worker
+from macaron_local.engine.worker import BACKGROUND, INTERACTIVE, ROUTE, Job, Stream, Worker
 from macaron_local.errors import (
     AdapterFormatError,
     AdapterMismatchError,
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BACKGROUND",
     "INTERACTIVE",
+    "ROUTE",
     "AdapterOptions",
     "Engine",
     "EngineConfig",

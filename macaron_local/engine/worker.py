@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from macaron_local.errors import CancelledError, EngineError
 
+ROUTE = -10  # a route decides where a turn goes: it runs between an answer's tokens
 INTERACTIVE = 0
 BACKGROUND = 10
 

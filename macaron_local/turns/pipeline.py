@@ -181,7 +181,9 @@ class Runtime(SummaryHops):
 
     # --- the turn ----------------------------------------------------------------------------
 
-    def route(self, text: str) -> RouteResult:
+    def route(self, text: str, previous: TurnRecord | None = None) -> RouteResult:
+        """The route hop; ``previous`` (the conversation's last turn) goes with the request,
+        so a follow-up ("now make it skip negatives") goes where the conversation is."""
         router = self.profile.router_label
         return route(
             self.engine,
@@ -189,6 +191,7 @@ class Runtime(SummaryHops):
             text,
             adapter=self.bindings[router].adapter if router in self.bindings else None,
             tools=self.tools,
+            previous=(previous.label, previous.request) if previous is not None else None,
         )
 
     def run_turn(self, request: TurnRequest, events: TurnEvents = NO_EVENTS) -> TurnRecord:
@@ -204,7 +207,7 @@ class Runtime(SummaryHops):
         head = get_session(db, request.session_id).head_turn_id  # the checkpoint
         parent = head if request.parent_id == HEAD else request.parent_id  # retry/edit: a branch
         history = branch(db, request.session_id, parent) if parent else []
-        decision = self._decide(request, db)
+        decision = self._decide(request, db, history[-1] if history else None)
         events.routed(decision)
         binding = self.bindings[decision.label]
         seed = self._seed(decision.label, request.seed)
@@ -309,7 +312,9 @@ class Runtime(SummaryHops):
             why = f"the turn is saved; the experience log could not keep it: {exc}"
             events.notice(Notice("experience", why))
 
-    def _decide(self, request: TurnRequest, db: sqlite_utils.Database) -> RouteResult:
+    def _decide(
+        self, request: TurnRequest, db: sqlite_utils.Database, previous: TurnRecord | None
+    ) -> RouteResult:
         if request.tool_result_of is not None:
             return RouteResult(get_turn(db, request.tool_result_of).label, "sticky")
         if (label := request.label) is not None:
@@ -318,7 +323,7 @@ class Runtime(SummaryHops):
                     f"unknown label {label!r}; this profile has {', '.join(self.profile.labels)}"
                 )
             return RouteResult(label, "manual")
-        return self.route(request.text)
+        return self.route(request.text, previous)
 
     def _view(
         self,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from macaron_local.engine import Engine, Sampling
+from macaron_local.engine import ROUTE, Engine, Sampling
 from macaron_local.engine.tokenizer import Vocab
 from macaron_local.hcp import Profile
 
@@ -105,6 +105,7 @@ def route(
             max_tokens=profile.router.decode_budget,
             sampling=Sampling(temperature=0.0),
             capture_logits=True,
+            priority=ROUTE,  # ahead of answers: it runs between another turn's tokens
         )
         label = done.text.strip()
         if label not in labels:

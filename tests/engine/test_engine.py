@@ -418,3 +418,19 @@ def test_a_saved_prefix_in_a_read_only_cache_still_restores(tmp_path, monkeypatc
 
     monkeypatch.setattr(prefix_cache.os, "utime", refuse)
     assert prefix_cache.read(path) == ([1, 2, 3], b"state bytes")
+
+
+def test_a_route_runs_between_the_tokens_of_a_running_answer(engine: Engine) -> None:
+    """Under concurrency a route waited behind whole answers (3.2 s at 4 clients): a ROUTE
+    request is served at the answer's next token, and the answer then goes on unharmed."""
+    from macaron_local.engine import ROUTE
+
+    long = 'root ::= ("la "){120}'  # an answer that cannot end early
+    prompt = chat(engine, "Sing.")
+    alone = engine.complete(prompt, slot="song", max_tokens=200, grammar=long)
+    answer = engine.generate(prompt, slot="song2", max_tokens=200, grammar=long)
+    pieces = iter(answer)
+    next(pieces)  # it is running
+    routed = engine.complete(chat(engine, "Pick one."), slot="route", max_tokens=1, priority=ROUTE)
+    assert routed.tokens and not answer.done  # served while the answer was still going
+    assert "".join(pieces) and answer.result().tokens == alone.tokens
