@@ -15,9 +15,16 @@ from typing import TYPE_CHECKING
 
 from macaron_local.engine import BACKGROUND, INTERACTIVE
 from macaron_local.errors import MacaronError
-from macaron_local.store import TurnRecord, get_turn, pending_summaries, save_summary, summaries
+from macaron_local.store import (
+    TurnRecord,
+    get_turn,
+    pending_summaries,
+    save_summary,
+    summaries,
+    tool_calls,
+)
 from macaron_local.turns import adapters as adapter_bindings
-from macaron_local.turns.summary import start_summary
+from macaron_local.turns.summary import checked_summary, start_summary
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -70,7 +77,7 @@ class SummaryHops:
     ) -> str:
         try:
             done = stream.result()
-            text = done.text.strip() or record.request[:200]
+            text = self._checked(done.text.strip() or record.request[:200], record)
             save_summary(
                 self.db(),
                 record.id,
@@ -83,6 +90,16 @@ class SummaryHops:
         finally:
             with self._pending_lock:
                 self._pending.pop(record.id, None)
+
+    def _checked(self, text: str, record: TurnRecord) -> str:
+        """An agent's summary is prose: code in it is replaced by the record's account."""
+        if not self.profile.tool_patterns(record.label):
+            return text
+        if not record.tool_calls:
+            record = record.model_copy(
+                update={"tool_calls": tuple(tool_calls(self.db(), record.id))}
+            )
+        return checked_summary(text, record, modules=set(self.tools))
 
     def summary_for(self, turn: TurnRecord, timeout: float | None = None) -> str | None:
         """A turn's summary: stored, pending, or made now (a turn a killed run left without one).

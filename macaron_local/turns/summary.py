@@ -6,12 +6,18 @@ other turns' notes, the small model copied them into this one. It runs in a KV s
 per label (the system prompt is reused; the answer's slot stays intact for the next turn) at
 background priority after the answer is delivered; an interactive request preempts it between
 prompt chunks and between tokens.
+
+A summary is prose for the other specialists, never code: :func:`checked_summary` replaces a
+summary with a code fence or code-like lines (what the agent's adapter tends to write: its REPL
+block again) by one built from the record (the request, the tools that ran and how each ended,
+the answer's opening).
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from macaron_local.engine import BACKGROUND, Completion, Engine, Sampling, Stream
 from macaron_local.hcp import Profile
@@ -77,3 +83,53 @@ def _clip(text: str, limit: int = PROVISIONAL_CHARS) -> str:
     cut = flat[:limit]
     ends = [m.end() for m in re.finditer(r"[.!?](?=\s)", cut)]
     return cut[: ends[-1]] if ends and ends[-1] > limit // 3 else cut.rsplit(" ", 1)[0] + " ..."
+
+
+CODE_LINE = re.compile(
+    r"^\s*(```|>>>|\[tool\]|=> |(import|from)\s+\w+|(for|while|if|elif|def|class|with|try)\b.*:$|"
+    r"(print|return)\b|[A-Za-z_][\w.\[\]\"']*\s*[-+*/]?=\s*\S|[\w.]+\(.*\)\s*$)"
+)
+
+
+def looks_like_code(text: str) -> bool:
+    """A code fence, or a line that reads as a statement rather than a sentence."""
+    return "```" in text or any(CODE_LINE.match(line) for line in text.splitlines())
+
+
+def checked_summary(text: str, turn: TurnRecord, modules: Collection[str] = ()) -> str:
+    """``text`` when it is prose, else :func:`record_summary` (``modules``: the tool modules,
+    to name the tools a REPL block called)."""
+    return record_summary(turn, modules) if looks_like_code(text) else text
+
+
+def record_summary(turn: TurnRecord, modules: Collection[str] = ()) -> str:
+    """What happened, from the record: the request, each tool step and how it ended, the answer."""
+    out = f"The user asked: {_clip(turn.request, 160)}"
+    calls = turn.tool_calls
+    if not calls:
+        out += " No tool ran."
+    else:
+        steps = "; ".join(_step(c.code, c.status, c.result, modules) for c in calls)
+        out += f" The assistant ran {len(calls)} tool step{'s' if len(calls) > 1 else ''}: {steps}."
+        if not any(c.status == "ok" for c in calls):
+            out += " Nothing was done."
+    return f"{out} It answered: {_clip(turn.answer, 200)}"
+
+
+def _step(code: str, status: str, result: str, modules: Collection[str]) -> str:
+    names = _tool_names(code, modules)
+    what = ", ".join(names) if names else "a Python block"
+    if status == "ok":
+        return f"{what} (ok)"
+    last = next((ln.strip() for ln in reversed(result.splitlines()) if ln.strip()), status)
+    return f"{what} ({status}: {_clip(last, 100)})"
+
+
+def _tool_names(code: str, modules: Collection[str]) -> list[str]:
+    try:  # a discrete call block
+        return [str(json.loads(code)["tool"])]
+    except (ValueError, KeyError, TypeError):
+        pass
+    found = re.findall(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\s*\(", code)
+    names = [f"{m}.{f}" for m, f in found if not modules or m in modules]
+    return list(dict.fromkeys(names))
