@@ -98,7 +98,12 @@ def truthful(
         why = "reported what no installed tool can do; only other tools ran"
         return honest_reply(request, tools, f"I only ran `{_first_line(ok[-1].code, 120)}`."), why
     hint = plugin_hint(request, tools) if tools and not _acted(ok, acting) else None
-    if hint and not last_failed and "plugin" not in answer.lower():
+    if (
+        hint
+        and not last_failed
+        and "plugin" not in answer.lower()
+        and not _backed(answer, ok, request)
+    ):
         return f"{answer}\n\n{hint}", "the reply did not say which tool is missing"
     if not last_failed:
         if claims and acting and not any(_calls(c, acting) for c in ok):
@@ -127,7 +132,23 @@ def _unbacked_need(
     action while only other (reading) tools ran: a clock call does not back a forecast."""
     if admits or not tools or need_for(request, tools) is None:
         return False
-    return not _acted(ok, acting) and (claims or _reports_live(answer))
+    if _acted(ok, acting):
+        return False
+    return claims or (_reports_live(answer) and not _backed(answer, ok, request))
+
+
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _backed(answer: str, ok: Sequence[Call], request: str) -> bool:
+    """Every number in ``answer`` is one a successful call returned or the user gave (up to
+    rounding)."""
+    said = [float(n) for n in NUMBER.findall(answer.replace(",", ""))]
+    given = [request, *(c.result for c in ok)] if ok else []
+    seen = [float(n) for text in given for n in NUMBER.findall(text.replace(",", ""))]
+    return bool(said) and all(
+        any(abs(x - y) <= max(0.05, 0.01 * abs(y)) for y in seen) for x in said
+    )
 
 
 def _acted(ok: Sequence[Call], acting: Collection[str]) -> bool:

@@ -236,3 +236,13 @@ def test_an_answer_beside_the_point_is_told_which_tool_is_missing() -> None:
     text, why = truthful(said, [Call()], request="what's the weather in Boston today?",
                          tools=INSTALLED, acting=["todos.add"])  # fmt: skip
     assert text.startswith(said) and "which is not installed; a weather plugin" in text and why
+
+
+def test_a_converted_reading_is_not_taken_for_a_missing_device_tool() -> None:
+    class Call:
+        step, code, result, status = 0, "units.convert(64, 'F', 'C')", "17.7778", "ok"
+
+    said = "64 °F is about 17.8 °C."
+    request = "the cabin thermostat says 64 F, what is that in celsius?"
+    acting = ["todos.add"]
+    assert truthful(said, [Call()], request=request, tools=INSTALLED, acting=acting) == (said, None)
