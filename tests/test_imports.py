@@ -34,11 +34,6 @@ KNOWN_CYCLES: set[tuple[str, ...]] = {
     # refine trains through the turn hops' own message builders: the lineage store (plain files,
     # no torch) belongs below both
     ("refine", "turns"),
-    # experience/datasets.replay_slice draws from refine.bootstrap's training mix; it is only the
-    # refine loop's and belongs in refine
-    ("experience", "refine"),
-    # the same, through turns/pipeline.py's experience logging
-    ("experience", "refine", "turns"),
 }
 
 

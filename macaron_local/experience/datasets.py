@@ -9,7 +9,8 @@ Owns the mapping from kept turns and their signals to what the refine loop train
 - **routing examples** (L0 only): a manual re-route of a routed request is a label correction,
   trained as a route-hop example under the profile's own route prompt;
 - **checkable prompts** (GRPO-style): turns with an automatic checker attached;
-- a **replay slice** of the label's own training data (``models/data``), so it does not forget.
+- the **replay slice** of the label's own training data is drawn by the refine loop
+  (``refine.bootstrap.replay_slice``) and passed through, so it does not forget.
 
 Every request is asked in a fresh view (the label's system prompt, then the request), which is
 what a new chat sends. A deterministic slice (by request hash) is held out for the promotion
@@ -19,10 +20,8 @@ gate; the same request always lands on the same side. Must not import torch or w
 from __future__ import annotations
 
 import hashlib
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from macaron_local.experience.log import ExperienceRow
@@ -139,38 +138,3 @@ def build(
             tools,
         )
     return Datasets(label, train, held, list(replay), len(rows))
-
-
-def replay_slice(
-    label: str,
-    profile: Any,
-    tools: Mapping[str, str],
-    n: int,
-    *,
-    seed: int = 0,
-    data_dir: Path | None = None,
-) -> list[Example]:
-    """``n`` examples drawn (seeded) from the label's own training mix in ``models/data`` (the
-    rows bootstrap trains ``label`` on; only the drawn rows are converted), in equal shares per
-    kind: L0's mix is three quarters routing rows, and a slice drawn in that proportion let
-    a refine run keep routing but lose its answers (answer NLL +7.6% in bench/learn.py)."""
-    from macaron_local import paths
-    from macaron_local.refine.bootstrap import MIXES, examples_from_rows
-    from macaron_local.refine.data import load_jsonl
-
-    folder = data_dir or paths.bundled("models") / "data"
-    if n <= 0 or not folder.is_dir():
-        return []
-    kinds: list[list[dict[str, Any]]] = [
-        load_jsonl(folder / f"{kind}.jsonl")
-        for kind in MIXES.get(label, ())
-        if (folder / f"{kind}.jsonl").is_file()
-    ]
-    if (folder / "summary.jsonl").is_file():
-        kinds.append([r for r in load_jsonl(folder / "summary.jsonl") if r.get("label") == label])
-    kinds = [rows for rows in kinds if rows]
-    rng, drawn = random.Random(seed), []
-    for i, rows in enumerate(kinds):  # n split evenly; a small kind gives its rest to the next
-        share = (n - len(drawn)) // (len(kinds) - i)
-        drawn += rng.sample(rows, min(share, len(rows)))
-    return examples_from_rows(drawn, label=label, profile=profile, tools=tools)

@@ -10,14 +10,18 @@ writing its ``[[adapters]]`` entry into the base model's manifest and its lineag
 
 from __future__ import annotations
 
+import random
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from macaron_local.errors import RefineError
 from macaron_local.refine.data import Example, load_jsonl, route_examples, summary_examples
+
+if TYPE_CHECKING:
+    from macaron_local.hcp import Profile
 
 MIXES: dict[str, tuple[str, ...]] = {  # role -> the data kinds (``<kind>.jsonl``) it learns
     "router": ("route",),
@@ -44,7 +48,7 @@ class Built:
     final_loss: float
 
 
-def with_system(examples: Iterable[Example], system: str) -> list[Example]:
+def with_system(examples: Iterable[Mapping[str, Any]], system: str) -> list[Example]:
     """Give every conversation without a system message the serving system prompt."""
     out = []
     for ex in examples:
@@ -59,7 +63,7 @@ def examples_from_rows(
     rows: Sequence[Mapping[str, Any]],
     *,
     label: str,
-    profile: Any,
+    profile: Profile,
     tools: Mapping[str, str] | None = None,
 ) -> list[Example]:
     """Any mix of rows -> conversations: ``{"text","label"}`` route rows, ``{"request",
@@ -77,14 +81,18 @@ def examples_from_rows(
     )
 
 
+def mix_kinds(profile: Profile, label: str) -> list[str]:
+    """The data kinds (``<kind>.jsonl``) ``label`` learns, by its roles."""
+    return [kind for role in profile.roles_of(label) for kind in MIXES.get(role, ())]
+
+
 def label_examples(
-    data_dir: Path, label: str, profile: Any, tools: Mapping[str, str] | None = None
+    data_dir: Path, label: str, profile: Profile, tools: Mapping[str, str] | None = None
 ) -> list[Example]:
     """The training mix of ``label`` from the ``*.jsonl`` files in ``data_dir``."""
     rows: list[Mapping[str, Any]] = []
-    roles = profile.roles_of(label)
-    kinds = [kind for role in roles for kind in MIXES.get(role, ())]
-    router = "router" in roles  # only the router's mix needs rebalancing
+    kinds = mix_kinds(profile, label)
+    router = "router" in profile.roles_of(label)  # only the router's mix needs rebalancing
     for kind in kinds:
         path = data_dir / f"{kind}.jsonl"
         if path.is_file():
@@ -99,6 +107,40 @@ def label_examples(
             hint=f"expected {', '.join(kinds) or 'its role'}.jsonl / summary.jsonl",
         )
     return examples_from_rows(rows, label=label, profile=profile, tools=tools)
+
+
+def replay_slice(
+    label: str,
+    profile: Profile,
+    tools: Mapping[str, str],
+    n: int,
+    *,
+    seed: int = 0,
+    data_dir: Path | None = None,
+) -> list[Example]:
+    """``n`` examples drawn (seeded) from the label's own training mix in ``models/data`` (the
+    rows bootstrap trains ``label`` on; only the drawn rows are converted), in equal shares per
+    kind: the router's mix is three quarters routing rows, and a slice drawn in that proportion
+    let a refine run keep routing but lose its answers (answer NLL +7.6% in bench/learn.py)."""
+    from macaron_local import paths
+
+    folder = data_dir or paths.bundled("models") / "data"
+    if n <= 0 or not folder.is_dir():
+        return []
+    kinds: list[list[dict[str, Any]]] = [
+        load_jsonl(folder / f"{kind}.jsonl")
+        for kind in mix_kinds(profile, label)
+        if (folder / f"{kind}.jsonl").is_file()
+    ]
+    if (folder / "summary.jsonl").is_file():
+        kinds.append([r for r in load_jsonl(folder / "summary.jsonl") if r.get("label") == label])
+    kinds = [rows for rows in kinds if rows]
+    rng = random.Random(seed)
+    drawn: list[dict[str, Any]] = []
+    for i, rows in enumerate(kinds):  # n split evenly; a small kind gives its rest to the next
+        share = (n - len(drawn)) // (len(kinds) - i)
+        drawn += rng.sample(rows, min(share, len(rows)))
+    return examples_from_rows(drawn, label=label, profile=profile, tools=tools)
 
 
 def bootstrap(

@@ -163,7 +163,8 @@ def run_search(
     tasks = tasks[:limit] if limit else tasks
     own = runtime is None
     rt = runtime or Runtime.open(profile_id)
-    res, covered = SearchResult(), set()
+    res = SearchResult()
+    covered: set[str] = set()
     try:
         echo(f"{'job':>3}  {'variant':<26}{'solved':>8}{'new':>5}{'coverage':>10}")
         for job, v in enumerate(VARIANTS[: max(1, budget)], 1):

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from macaron_local import paths
 from macaron_local.errors import CancelledError, RefineError
 from macaron_local.refine.base import TrainingBase, training_base
+from macaron_local.refine.bootstrap import replay_slice
 from macaron_local.refine.data import Encoded
 from macaron_local.refine.gate import GateConfig, decide, plot_gate, plot_series
 from macaron_local.refine.hf import HFBase
@@ -386,7 +387,7 @@ def run_refine(
             hint="opt in (macaron experience on), then correct or rate answers",
         )
     n_replay = max(cfg.replay_pool, math.ceil(cfg.replay_ratio * n_exp)) if cfg.replay_ratio else 0
-    data.replay = datasets.replay_slice(label, profile, tools, n_replay, seed=cfg.seed)
+    data.replay = replay_slice(label, profile, tools, n_replay, seed=cfg.seed)
     parent, parent_path = _parent(profile, label)
     key = json.dumps(
         [
