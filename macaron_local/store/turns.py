@@ -61,7 +61,8 @@ def _session_head(db: sqlite_utils.Database, session_id: str) -> str | None:
         raise StoreError(f"no session {session_id!r}")
     if row[1] is not None:
         raise StoreError(f"session {session_id!r} is deleted", hint="restore it first")
-    return row[0]
+    head: str | None = row[0]
+    return head
 
 
 def _check_in_session(
