@@ -31,8 +31,9 @@ KNOWN_CYCLES: set[tuple[str, ...]] = {
     # the catalogue as a parameter
     ("genui", "turns"),
     # turns/adapters.py reads refine.lineage.get_policy (which revision serves a label), while
-    # refine trains through the turn hops' own message builders: the lineage store (plain files,
-    # no torch) belongs below both
+    # refine trains through the turn hops' own message builders. The lineage store (plain files,
+    # no torch) belongs below both, but lineage.promote checks a revision's base through
+    # refine.base: that check has to move down with it, or promote take it as a parameter
     ("refine", "turns"),
 }
 
