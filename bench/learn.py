@@ -231,7 +231,7 @@ def main() -> int:
     t1 = time.perf_counter()
     report = run_refine("L0", profile=profile, db=db, config=cfg)
     t_refine = time.perf_counter() - t1
-    from macaron_local.refine import lineage
+    from macaron_local import lineage
 
     rev = lineage.get_revision(report.revision)
     runtime.engine.load_adapter("refined", rev.path, base_sha256=rev.base_sha256)

@@ -27,8 +27,8 @@ from macaron_local import paths
 from macaron_local.errors import MacaronError
 
 if TYPE_CHECKING:
+    from macaron_local.adapter_base import TrainingBase
     from macaron_local.hcp import Profile
-    from macaron_local.refine.base import TrainingBase
 
 PINNED_LLAMA = "0.3.36"
 REBUILD_CPU = (
@@ -188,9 +188,9 @@ def _loaded_profile_checks(profile: Profile) -> Iterator[Check]:
 
 
 def model_checks(profile: Profile) -> Iterator[Check]:
+    from macaron_local.adapter_base import TrainingBase
     from macaron_local.manifests import get_manifest, locate
     from macaron_local.model_manager.store import check, model_files
-    from macaron_local.refine.base import TrainingBase
     from macaron_local.turns import adapters as bindings
 
     try:
@@ -237,7 +237,7 @@ def model_checks(profile: Profile) -> Iterator[Check]:
 
 def _adapter_check(label: str, revision: str, path: Path, base: TrainingBase) -> Check:
     """An adapter file present: ok only when it was made for the profile's base."""
-    from macaron_local.refine.base import check_adapter_base
+    from macaron_local.adapter_base import check_adapter_base
 
     try:
         check_adapter_base(f"revision {revision[:12]}", base, path=path)

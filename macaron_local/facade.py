@@ -370,8 +370,8 @@ class Assistant:
         values are never passed to the tool. PluginError: the tool is not allowed;
         PermissionError: the user declined."""
         from macaron_local.genui.actions import tool_kwargs
-        from macaron_local.genui.host import RuntimeHost
         from macaron_local.genui.serving import agent_label
+        from macaron_local.turns.ui_host import RuntimeHost
 
         name = action.execution.tool
         if action.execution.kind != "tool" or not name:

@@ -25,17 +25,7 @@ ROOT = "macaron_local"
 
 # Cycles still to break, each written from its smallest node name; the test fails when one is
 # broken and still listed, so this set only shrinks.
-KNOWN_CYCLES: set[tuple[str, ...]] = {
-    # genui/host.py imports turns.pipeline; turns/pipeline.py imports genui (the GenUI catalogue
-    # and stream): the host belongs above both (it drives a Runtime), or the pipeline should take
-    # the catalogue as a parameter
-    ("genui", "turns"),
-    # turns/adapters.py reads refine.lineage.get_policy (which revision serves a label), while
-    # refine trains through the turn hops' own message builders. The lineage store (plain files,
-    # no torch) belongs below both, but lineage.promote checks a revision's base through
-    # refine.base: that check has to move down with it, or promote take it as a parameter
-    ("refine", "turns"),
-}
+KNOWN_CYCLES: set[tuple[str, ...]] = set()  # none left: a new one fails the test
 
 
 @dataclass(frozen=True)

@@ -164,8 +164,8 @@ def bootstrap(
     With ``resume_from_shipped`` each label starts from the adapter the manifest ships now (its
     parent revision) instead of a fresh LoRA: more steps without paying for the first ones again.
     """
+    from macaron_local import lineage
     from macaron_local.engine.tokenizer import shared_tokenizer
-    from macaron_local.refine import lineage
     from macaron_local.refine.arch import load_base
     from macaron_local.refine.train import train
     from macaron_local.turns.tools import tool_descriptions

@@ -1,7 +1,7 @@
 """``macaron refine``: train adapters and manage their lineage from the command line.
 
 Owns argument parsing and output only; work is done by :mod:`~macaron_local.refine.train`,
-:mod:`~macaron_local.refine.bootstrap` and :mod:`~macaron_local.refine.lineage`. torch is
+:mod:`~macaron_local.refine.bootstrap` and :mod:`~macaron_local.lineage`. torch is
 imported only by the commands that train, so ``log``/``promote``/``rollback`` start fast.
 """
 
@@ -82,7 +82,7 @@ def refine() -> None:
 @edge
 def log_cmd(label: str | None, profile_id: str, as_json: bool) -> None:
     """List adapter revisions, oldest first; '*' marks the ones serving now."""
-    from macaron_local.refine import lineage
+    from macaron_local import lineage
 
     revs = lineage.list_revisions(label)
     serving = lineage.get_policy(profile_id).serving
@@ -114,7 +114,7 @@ def log_cmd(label: str | None, profile_id: str, as_json: bool) -> None:
 @edge
 def promote_cmd(label: str, revision: str, profile_id: str) -> None:
     """Serve REVISION (sha256 or unique prefix) for LABEL."""
-    from macaron_local.refine import lineage
+    from macaron_local import lineage
 
     policy = lineage.promote(profile_id, label, revision)
     click.echo(f"{profile_id}: {label} -> {policy.serving[label][:12]}")
@@ -126,7 +126,7 @@ def promote_cmd(label: str, revision: str, profile_id: str) -> None:
 @edge
 def rollback_cmd(label: str, profile_id: str) -> None:
     """Serve the revision LABEL had before the current one."""
-    from macaron_local.refine import lineage
+    from macaron_local import lineage
 
     policy = lineage.rollback(profile_id, label)
     now = policy.serving.get(label)
@@ -161,11 +161,11 @@ def train_cmd(
     **kw: Any,
 ) -> None:
     """Train an adapter for LABEL on DATA (JSONL) and write it to OUTPUT (GGUF)."""
+    from macaron_local import lineage
+    from macaron_local.adapter_base import training_base
     from macaron_local.engine.tokenizer import shared_tokenizer
     from macaron_local.hcp import load_profile
-    from macaron_local.refine import lineage
     from macaron_local.refine.arch import load_base
-    from macaron_local.refine.base import training_base
     from macaron_local.refine.bootstrap import examples_from_rows
     from macaron_local.refine.data import load_jsonl
     from macaron_local.refine.train import train
@@ -251,12 +251,11 @@ def bootstrap_cmd(
     **kw: Any,
 ) -> None:
     """Train the default specialists from the bundled data and write them into the manifest."""
-    from macaron_local import paths
+    from macaron_local import lineage, paths
+    from macaron_local.adapter_base import training_base
     from macaron_local.errors import RefineError
     from macaron_local.hcp import load_profile
     from macaron_local.manifests import load_manifest
-    from macaron_local.refine import lineage
-    from macaron_local.refine.base import training_base
     from macaron_local.refine.bootstrap import bootstrap
 
     profile = load_profile(profile_id)

@@ -31,8 +31,8 @@ import torch.nn.functional as F
 from pydantic import BaseModel, ConfigDict, Field
 
 from macaron_local import paths
+from macaron_local.adapter_base import TrainingBase, training_base
 from macaron_local.errors import CancelledError, RefineError
-from macaron_local.refine.base import TrainingBase, training_base
 from macaron_local.refine.bootstrap import replay_slice
 from macaron_local.refine.data import Encoded
 from macaron_local.refine.gate import GateConfig, decide, plot_gate, plot_series
@@ -611,8 +611,8 @@ def _register(
     base: TrainingBase,
     promote: bool,
 ) -> None:
+    from macaron_local import lineage
     from macaron_local.engine.lora_io import BASE_SHA_KEY, LABEL_KEY, REVISION_KEY
-    from macaron_local.refine import lineage
 
     base_sha = base.sha256
     decision = decide(rep.before, rep.after, cfg.gate)

@@ -34,7 +34,7 @@ class Binding:
 
 def resolve(profile: Profile, manifest: ModelManifest) -> dict[str, Binding]:
     """The binding per label: the policy record's promoted revision wins over the profile's."""
-    from macaron_local.refine.lineage import get_policy  # no torch: lineage is plain files
+    from macaron_local.lineage import get_policy  # no torch: lineage is plain files
 
     promoted = get_policy(profile.id).serving
     out = {}

@@ -54,7 +54,7 @@ def _config(**gate):
 
 @pytest.mark.timeout(3600)  # two measured passes of the base on a shared CPU
 def test_failed_gate_leaves_the_policy_record_unchanged(corrected) -> None:
-    from macaron_local.refine import lineage
+    from macaron_local import lineage
     from macaron_local.refine.refine_loop import run_refine
 
     db, profile = corrected
@@ -84,7 +84,7 @@ def test_failed_gate_leaves_the_policy_record_unchanged(corrected) -> None:
 
 @pytest.mark.timeout(3600)
 def test_cancelled_run_registers_nothing_and_resumes(corrected) -> None:
-    from macaron_local.refine import lineage
+    from macaron_local import lineage
     from macaron_local.refine.refine_loop import _resume_path, run_refine
 
     db, profile = corrected
@@ -109,7 +109,7 @@ def test_cancelled_run_registers_nothing_and_resumes(corrected) -> None:
 def test_a_cancel_stops_the_run_inside_its_first_measurement(corrected) -> None:
     """The cancel comes while the base is being measured (minutes on a busy machine): the
     next forward pass ends the run, not the end of the measurement or of the next step."""
-    from macaron_local.refine import lineage
+    from macaron_local import lineage
     from macaron_local.refine.refine_loop import run_refine
 
     db, profile = corrected

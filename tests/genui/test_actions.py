@@ -17,8 +17,8 @@ from macaron_local.genui.actions import (
     visible_values,
 )
 from macaron_local.genui.catalogue import Document, default_catalogue
-from macaron_local.genui.host import RuntimeHost
 from macaron_local.turns.turn import TurnRequest
+from macaron_local.turns.ui_host import RuntimeHost
 from tests.genui.conftest import KITCHEN_SINK, SECRET
 
 

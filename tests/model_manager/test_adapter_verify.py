@@ -18,8 +18,8 @@ from macaron_local.hcp import load_profile
 from macaron_local.manifests import get_manifest
 from macaron_local.turns import adapters
 from macaron_local.turns.adapters import BASE_REVISION
-from macaron_local.turns.turn import TurnRequest
 from macaron_local.turns.pipeline import Runtime
+from macaron_local.turns.turn import TurnRequest
 
 PROFILE = "tall-local"
 

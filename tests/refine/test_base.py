@@ -44,7 +44,7 @@ def mine(f32_base: Path, _isolated_home: Path) -> Path:
 
 def _register_bundled_l0() -> Any:
     """The shipped L0 (trained on the embedded Q4_1 base) as a lineage revision."""
-    from macaron_local.refine import lineage
+    from macaron_local import lineage
 
     m = get_manifest(EMBEDDED_ID)
     return lineage.register_revision(
@@ -53,8 +53,8 @@ def _register_bundled_l0() -> Any:
 
 
 def test_training_base_is_the_profiles(mine: Path) -> None:
+    from macaron_local.adapter_base import training_base
     from macaron_local.hcp import load_profile
-    from macaron_local.refine.base import training_base
 
     tb = training_base(load_profile("mine"))
     assert tb.path == mine and tb.sha256 == sha256_file(mine) and tb.name == OTHER
@@ -65,7 +65,7 @@ def test_training_base_is_the_profiles(mine: Path) -> None:
 
 
 def test_promote_refuses_an_adapter_of_another_base_and_names_both(mine: Path) -> None:
-    from macaron_local.refine import lineage
+    from macaron_local import lineage
 
     rev = _register_bundled_l0()
     with pytest.raises(AdapterMismatchError) as err:
@@ -77,8 +77,8 @@ def test_promote_refuses_an_adapter_of_another_base_and_names_both(mine: Path) -
 
 
 def test_promote_reads_the_architecture_from_the_adapter_header(tmp_path: Path) -> None:
+    from macaron_local import lineage
     from macaron_local.engine.lora_io import write_lora
-    from macaron_local.refine import lineage
 
     a, b = np.zeros((2, 576), np.float32), np.zeros((576, 2), np.float32)
     path = write_lora(tmp_path / "q.gguf", {"blk.0.attn_q.weight": (a, b)}, alpha=4, arch="qwen2")
@@ -113,7 +113,7 @@ def test_load_base_refuses_an_unsupported_architecture_before_reading_tensors(
 
 
 def test_doctor_fails_an_adapter_made_for_another_base(mine: Path) -> None:
-    from macaron_local.refine import lineage
+    from macaron_local import lineage
 
     rev = _register_bundled_l0()
     # as an older version (or a hand edit) could leave it: the policy names a foreign adapter

@@ -9,10 +9,9 @@ from pathlib import Path
 import numpy as np
 from click.testing import CliRunner
 
-from macaron_local import paths
+from macaron_local import lineage, paths
 from macaron_local.engine.lora_io import read_lora, write_lora
 from macaron_local.manifests import get_manifest, load_manifest, sha256_file
-from macaron_local.refine import lineage
 from macaron_local.refine.bootstrap import update_manifest
 from macaron_local.refine.cli import refine
 

@@ -137,7 +137,7 @@ def test_importing_refine_does_not_import_torch() -> None:
 
     code = (
         "import sys, macaron_local.refine, macaron_local.refine.cli, "
-        "macaron_local.refine.lineage, macaron_local.refine.data, "
+        "macaron_local.lineage, macaron_local.refine.data, "
         "macaron_local.refine.bootstrap; assert 'torch' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -281,7 +281,7 @@ async def test_help_lists_the_refine_key_and_the_new_commands(app: MacaronApp) -
 @pytest.mark.timeout(600)
 def test_facade_starts_a_real_refine_and_cancel_registers_nothing(tmp_path: Path) -> None:
     pytest.importorskip("torch")
-    from macaron_local.refine import lineage
+    from macaron_local import lineage
     from macaron_local.refine.gate import GateConfig
     from macaron_local.refine.refine_loop import RefineConfig
 

@@ -28,7 +28,7 @@ from macaron_local.errors import RefineError
 from macaron_local.manifests import sha256_file
 
 if TYPE_CHECKING:
-    from macaron_local.refine.base import TrainingBase
+    from macaron_local.adapter_base import TrainingBase
 
 
 class Revision(BaseModel):
@@ -186,7 +186,7 @@ def promote(
 ) -> Policy:
     """Make ``revision`` serve ``label``; only the policy record changes. A revision trained
     for another base than the profile's (``base``, else read from its manifest) is refused."""
-    from macaron_local.refine.base import check_adapter_base, profile_base
+    from macaron_local.adapter_base import check_adapter_base, profile_base
 
     rev = get_revision(revision)
     assert rev is not None

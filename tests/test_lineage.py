@@ -8,11 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from macaron_local import paths
+from macaron_local import lineage, paths
 from macaron_local.engine.lora_io import write_lora
 from macaron_local.errors import RefineError
 from macaron_local.manifests import sha256_file
-from macaron_local.refine import lineage
 
 
 def _adapter(folder: Path, name: str, seed: int) -> Path:
