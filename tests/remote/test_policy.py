@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from macaron_local.errors import ContextOverflowError
 from macaron_local.hcp import load_profile
 from macaron_local.hcp.schema import HeavyRules
 from macaron_local.remote import (
@@ -15,8 +14,6 @@ from macaron_local.remote import (
     heavy_reason,
     split_remote_command,
 )
-from macaron_local.remote.hybrid import REMOTE_CTX
-from macaron_local.turns.views import View
 
 RULES = HeavyRules(labels=("L2",), long_answer_tokens=1024)
 
@@ -98,40 +95,29 @@ def test_retry_after_stretches_the_window() -> None:
     assert h.usable() == (True, None)
 
 
-def _view(label: str, compacted: int = 0) -> View:
-    msgs = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
-    return View(label, msgs, (), (), compacted)
-
-
-def test_plan_sends_an_overflowing_view_remote_uncompacted() -> None:
+def test_plan_sends_an_overflowing_view_remote_with_a_long_view() -> None:
+    """The plan is pure: the pipeline says whether its local view fits (or was compacted) and
+    builds the longer remote view itself when the plan asks for one."""
     hook = RemoteHook(load_profile("hybrid"), environ={})
-    asked: list[int | None] = []
-
-    def build(n_ctx: int | None) -> View:
-        asked.append(n_ctx)
-        if n_ctx is None:
-            raise ContextOverflowError("too long", n_tokens=9000, limit=3584)
-        return _view("L0")
-
-    plan = hook.plan("L0", "hi", build)
+    plan = hook.plan("L0", "hi", fits_locally=False, compacted=False)
     assert plan.heavy is not None and plan.heavy.code == "long_view"
-    assert asked == [None, REMOTE_CTX] and plan.local is None
-    with pytest.raises(ContextOverflowError):
-        plan.local_view()
+    assert plan.remote and plan.long_view and not plan.fits_locally
 
 
 def test_plan_keeps_light_turns_and_tool_turns_local() -> None:
     hook = RemoteHook(load_profile("hybrid"), environ={})
-    assert hook.plan("L0", "hi", lambda n: _view("L0")).remote is None
-    tool = hook.plan("L1", "hi", lambda n: _view("L1"), forced=True, uses_tools=True)
-    assert tool.remote is None and tool.notice and "locally" in tool.notice
-    compacted = hook.plan("L0", "hi", lambda n: _view("L0", compacted=1 if n is None else 0))
-    assert compacted.heavy.code == "long_view" and compacted.remote.compacted == 0
+    assert not hook.plan("L0", "hi", fits_locally=True, compacted=False).remote
+    tool = hook.plan("L1", "hi", fits_locally=True, compacted=False, forced=True, uses_tools=True)
+    assert not tool.remote and tool.notice and "locally" in tool.notice
+    compacted = hook.plan("L0", "hi", fits_locally=True, compacted=True)
+    assert compacted.heavy is not None and compacted.heavy.code == "long_view"
+    assert compacted.long_view  # the remote gets the view uncompacted
 
 
 def test_disabled_profile_is_local_unless_forced() -> None:
     hook = RemoteHook(load_profile("tall-local"), environ={"MACARON_REMOTE_URL": "http://h:1"})
-    assert hook.plan("L2", "fix", lambda n: _view("L2")).remote is None
+    assert not hook.plan("L2", "fix", fits_locally=True, compacted=False).remote
     assert hook.endpoint() is None
-    assert hook.plan("L0", "hi", lambda n: _view("L0"), forced=True).heavy.code == "forced"
+    forced = hook.plan("L0", "hi", fits_locally=True, compacted=False, forced=True)
+    assert forced.heavy is not None and forced.heavy.code == "forced" and not forced.long_view
     assert hook.endpoint(forced=True) == "http://h:1"
