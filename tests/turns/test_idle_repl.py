@@ -44,6 +44,8 @@ def test_an_idle_repl_is_closed_and_its_loss_is_said(
     seen: list[list[dict[str, str]]] = []
 
     class Recorder:  # the session's real agent, recording the messages the turn hands it
+        gate = again.gate
+
         def run(self, step, messages, *, max_steps):
             seen.append(messages)
             return again.run(lambda msgs: "Nothing to do.", messages, max_steps=max_steps)
