@@ -115,8 +115,11 @@ def need_for(request: str, installed: Collection[str]) -> Need | None:
     return None
 
 
-def honest_reply(request: str, installed: Collection[str], tried: str = "") -> str:
-    """The reply for a request no successful tool call answered (``tried``: what failed)."""
+def honest_reply(
+    request: str, installed: Collection[str], tried: str = "", *, changed: bool = False
+) -> str:
+    """The reply for a request no successful tool call answered (``tried``: what failed or
+    what ran instead; ``changed``: that call did change something)."""
     modules = sorted({name.split(".", 1)[0] for name in installed})
     have = f"the tools installed here are {_join(modules)}" if modules else "no tools are installed"
     need = need_for(request, installed)
@@ -129,6 +132,8 @@ def honest_reply(request: str, installed: Collection[str], tried: str = "") -> s
         )
     if tried:
         text += f" {tried}"
+    if changed:
+        return text + " That call's change stands; nothing else was done."
     return text + " Nothing was looked up or changed."
 
 

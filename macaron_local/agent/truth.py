@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from macaron_local.agent.missing import honest_reply, need_for, plugin_hint
@@ -45,13 +46,22 @@ ADMITS = re.compile(
 
 
 LIVE = re.compile(  # a sentence that reports live or personal data from the outside world
-    r"°|\b(degrees|forecast|sunny|cloudy|overcast|raining|snowing|humidity|mph|km/h)\b|"
+    r"°|\b(degrees|forecast(ed|s)?|sunny|cloudy|overcast|raining|snowing|humidity|mph|km/h)\b|"
     r"[$€£¥]\s?\d|\b\d[\d,.]*\s?(usd|eur|gbp|dollars|euros|pounds)\b|"
     r"\b(in stock|out of stock|on time|delayed|departs|arrives?|arriving|shipped|"
     r"out for delivery|tracking number|order (number|#)|confirmation (number|code)|trading at|"
     r"headlines?|your balance|booked for|is (now )?(on|off)|are (now )?(on|off))\b",
     re.I,
 )
+ACTION_REQUEST = re.compile(  # the user asks for something to be done, not for information
+    r"^\W*(please |pls |can you |could you |would you |now )*(add(?! up)|put|set|remind|save|write|"
+    r"create|delete|remove|move|rename|mark|check off|complete|note|jot|take a note|log|order|"
+    r"book|reserve|send|text|email|message|whatsapp|turn|switch|play|call|pay|schedule|cancel|"
+    r"buy|lock|unlock)\b|\bremind me\b",
+    re.I,
+)
+NEGATED = re.compile(r"n't\b|\b(no|none|nothing|empty|not|any|zero|never|0)\b", re.I)
+EMPTY = {"", "[]", "{}", "()", "None", "''", '""', "0", "(0, [])", "set()"}
 UNFINISHED = re.compile(r"```(repl|call)\b")  # the agent loop ran every closed block
 NOT_LIVE = re.compile(r"\?|\b(if|whether|would you|do you want|let me|i can|i could)\b", re.I)
 
@@ -75,66 +85,99 @@ def truthful(
 ) -> tuple[str, str | None]:
     """``(answer to show, why it was rewritten or None)`` for an agent turn's ``calls``;
     ``request`` is what the user asked and ``tools`` the tool names installed for the agent
-    (both only shape the reply the runtime writes: which tool is missing, which exist);
+    (both shape the reply the runtime writes: which tool is missing, which exist);
     ``acting`` names the tools that change something: when given, a claimed action needs a
     successful call of one of them, not only of tools that read."""
     ok = [c for c in calls if c.status == "ok"]
     if UNFINISHED.search(answer):  # a tool block cut off before its end: it never ran
         return _cut_off(request, tools, ok), "the answer was an unfinished tool block"
-    last_failed = bool(calls) and calls[-1].status != "ok"
-    claims, admits = _claims(answer), bool(ADMITS.search(answer))
-    if not ok:
-        made_up = _reports_live(answer) and not admits
-        if (claims and not admits) or made_up:
-            why = "reported live data" if made_up and not claims else "claimed an action"
-            if not calls:
-                return _nothing_ran(request, tools), f"{why}, but no tool ran in this turn"
-            failure = _failure(calls[-1])
-            if not request and not tools:
-                return f"I could not do that. {failure}", f"{why}, but every tool call failed"
-            return honest_reply(request, tools, failure), f"{why}, but every tool call failed"
-        return _told(answer, calls, admits, plugin_hint(request, tools) if tools else None)
-    if _unbacked_need(answer, request, tools, claims, admits, ok, acting):
-        why = "reported what no installed tool can do; only other tools ran"
-        return honest_reply(request, tools, f"I only ran `{_first_line(ok[-1].code, 120)}`."), why
-    hint = plugin_hint(request, tools) if tools and not _acted(ok, acting) else None
-    if (
-        hint
-        and not last_failed
-        and "plugin" not in answer.lower()
-        and not _backed(answer, ok, request)
-    ):
-        return f"{answer}\n\n{hint}", "the reply did not say which tool is missing"
-    if not last_failed:
-        if claims and acting and not any(_calls(c, acting) for c in ok):
-            return f"{answer}\n\n{NO_CHANGE}", "claimed an action, but only reading tools ran"
-        return answer, None
-    failure = _failure(calls[-1])
-    if admits:
-        if _names(answer, calls[-1]):
+    turn = _Turn(answer, calls, ok, request, tools, acting)
+    why = turn.contradiction()
+    if why is not None:
+        return turn.rewrite(), why
+    return turn.annotated()
+
+
+@dataclass(frozen=True)
+class _Turn:
+    """One agent turn's answer read against its record."""
+
+    answer: str
+    calls: Sequence[Call]
+    ok: Sequence[Call]
+    request: str
+    tools: Collection[str]
+    acting: Collection[str]
+
+    @property
+    def acted(self) -> bool:
+        return _acted(self.ok, self.acting)
+
+    def contradiction(self) -> str | None:
+        """Why the record contradicts the answer (None: it does not)."""
+        answer, request = self.answer, self.request
+        if ADMITS.search(answer) or answer.rstrip().endswith("?"):
+            return None  # an admission or a question back reports nothing as done
+        claims, live = _claims(answer), _reports_live(answer)
+        asked_to_act = bool(ACTION_REQUEST.search(request))
+        if not self.ok:
+            if claims or live or asked_to_act:
+                what = "claimed an action" if claims or asked_to_act else "reported live data"
+                return f"{what}, but no tool call succeeded"
+            if NUMBER.search(answer) and not _backed(answer, [], request):
+                return "reported numbers no tool call returned"
+            return None
+        if self.tools and need_for(request, self.tools) is not None:
+            if claims or (live and not _backed(answer, self.ok, request)):
+                return "reported what no installed tool can do; only other tools ran"
+        if asked_to_act and self.acting and not self.acted:
+            return "answered an action request, but no tool that changes anything succeeded"
+        nothing = all(_empty(c.result) for c in self.ok)
+        if nothing and not self.acted and not NEGATED.search(answer):
+            return "reported data, but every tool call returned nothing"
+        return None
+
+    def rewrite(self) -> str:
+        """The reply the runtime writes from the record."""
+        if not self.ok:
+            failure = _failure(self.calls[-1]) if self.calls else ""
+            if not self.request and not self.tools:
+                return f"I could not do that. {failure}" if failure else NOTHING_RAN
+            return honest_reply(self.request, self.tools, failure)
+        last = self.ok[-1]
+        code = _first_line(last.code, 120)
+        if all(_empty(c.result) for c in self.ok) and not self.acted:
+            found = f"`{code}` returned {last.result.strip() or 'nothing'}"
+            return honest_reply(self.request, self.tools, f"I found nothing: {found}.")
+        return honest_reply(self.request, self.tools, f"I only ran `{code}`.", changed=self.acted)
+
+    def annotated(self) -> tuple[str, str | None]:
+        """An answer the record does not contradict, with what it leaves out added."""
+        answer, calls, ok = self.answer, self.calls, self.ok
+        admits = bool(ADMITS.search(answer))
+        hint = plugin_hint(self.request, self.tools) if self.tools and not self.acted else None
+        if not ok:
+            return _told(answer, calls, admits, hint)
+        last_failed = calls[-1].status != "ok"
+        lacks_hint = hint and "plugin" not in answer.lower()
+        if lacks_hint and not last_failed and not _backed(answer, ok, self.request):
+            return f"{answer}\n\n{hint}", "the reply did not say which tool is missing"
+        if not last_failed:
+            if _claims(answer) and self.acting and not self.acted:
+                return f"{answer}\n\n{NO_CHANGE}", "claimed an action, but only reading tools ran"
             return answer, None
-        return f"{answer}\n\n{failure}", "the reply did not say what failed"
-    if claims:  # an earlier call worked, the last one failed: say which part did not happen
-        return f"{answer}\n\nBut the last step failed. {failure}", "the last tool call failed"
-    return f"{answer}\n\n{failure}", "the last tool call failed"
+        failure = _failure(calls[-1])
+        if admits:
+            if _names(answer, calls[-1]):
+                return answer, None
+            return f"{answer}\n\n{failure}", "the reply did not say what failed"
+        if _claims(answer):  # an earlier call worked, the last failed: say what did not happen
+            return f"{answer}\n\nBut the last step failed. {failure}", "the last tool call failed"
+        return f"{answer}\n\n{failure}", "the last tool call failed"
 
 
-def _unbacked_need(
-    answer: str,
-    request: str,
-    tools: Collection[str],
-    claims: bool,
-    admits: bool,
-    ok: Sequence[Call],
-    acting: Collection[str],
-) -> bool:
-    """The request needs a tool that is not installed, yet the answer reports its data or its
-    action while only other (reading) tools ran: a clock call does not back a forecast."""
-    if admits or not tools or need_for(request, tools) is None:
-        return False
-    if _acted(ok, acting):
-        return False
-    return claims or (_reports_live(answer) and not _backed(answer, ok, request))
+def _empty(result: str) -> bool:
+    return result.strip() in EMPTY
 
 
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")

@@ -150,7 +150,7 @@ def test_made_up_weather_after_a_tool_that_does_not_exist_is_replaced(
 def test_a_claim_with_no_tool_says_which_tool_and_plugin_it_needs() -> None:
     text, why = truthful("Pizza ordered! It will arrive in 30 minutes.", [],
                          request="order me a large pepperoni pizza", tools=INSTALLED)  # fmt: skip
-    assert why == "claimed an action, but no tool ran in this turn"
+    assert why == "claimed an action, but no tool call succeeded"
     assert "ordered" not in text.lower() and "30 minutes" not in text
     assert "shopping or delivery tool" in text and "delivery-service plugin" in text
     assert "clock, files, notes, reminders, shell, todos and units" in text
@@ -161,7 +161,7 @@ def test_live_data_with_no_tool_behind_it_is_made_up() -> None:
     for answer in ("It's 18 degrees and sunny in Boston right now.", "AAPL is trading at $187.20.",
                    "Your flight UA 212 is on time and departs at 9:40."):  # fmt: skip
         text, why = truthful(answer, [], request="check it for me", tools=INSTALLED)
-        assert why == "reported live data, but no tool ran in this turn", answer
+        assert why == "reported live data, but no tool call succeeded", answer
         assert not any(ch.isdigit() for ch in text), text
     kept = "The boiling point of water is 100 degrees Celsius at sea level, if you mean that?"
     assert truthful(kept, [], request="how hot does water boil", tools=INSTALLED) == (kept, None)
@@ -205,15 +205,51 @@ def test_an_unfinished_tool_block_is_not_an_answer() -> None:
 def test_a_claim_backed_only_by_reading_tools_is_corrected(
     policy: SandboxPolicy, bundled_registry: ToolRegistry, context: ToolContext
 ) -> None:
-    out = _run(
+    acting = [s.name for s in bundled_registry.tools.values() if s.side_effect]
+    asked = _run(
         policy, bundled_registry, context, "```repl\ntodos.list()\n```", "Todo 4711 marked done."
     )
-    acting = [s.name for s in bundled_registry.tools.values() if s.side_effect]
-    text, why = truthful(out.text, out.calls, request="mark todo 4711 done", acting=acting)
-    assert why and text.endswith("nothing was changed.)")
+    text, why = truthful(asked.text, asked.calls, request="mark todo 4711 done", acting=acting)
+    assert why and "marked" not in text and "I found nothing: `todos.list()` returned []" in text
+    block = "```repl\nclock.now()\n```"
+    said = _run(policy, bundled_registry, context, block, "It is 10:30. Todo 3 marked done.")
+    text, why = truthful(said.text, said.calls, request="what time is it", acting=acting)
+    assert why and text.endswith("nothing was changed.)")  # not asked to act: the claim is noted
     block, said = "```repl\ntodos.add('buy oat milk')\n```", "Added 'buy oat milk' to your todos."
     wrote = _run(policy, bundled_registry, context, block, said)
     assert truthful(wrote.text, wrote.calls, acting=acting) == (wrote.text, None)
+
+
+def test_made_up_numbers_and_empty_results_are_not_reported() -> None:
+    class Failed:
+        step, code, status = 0, 'clock.days_until(f"{2026}-12-25}")', "error"
+        result = "SyntaxError: f-string: single '}' is not allowed"
+
+    text, why = truthful("2026 is 15 days past the specified date.", [Failed()],
+                         request="how many days until 2026-12-25?", tools=INSTALLED)  # fmt: skip
+    assert why == "reported numbers no tool call returned" and "15" not in text
+
+    class Empty:
+        step, code, status, result = 0, 'notes.search("title")', "ok", "[]"
+
+    said = 'Your todo list is: "Add a new task", "Call Sam".'
+    text, why = truthful(said, [Empty()], request="what's on my todo list?", tools=INSTALLED,
+                         acting=["todos.add"])  # fmt: skip
+    assert why == "reported data, but every tool call returned nothing" and "Call Sam" not in text
+    honest = "You have no todos right now."
+    assert truthful(honest, [Empty()], request="my todos?", acting=["todos.add"]) == (honest, None)
+
+
+def test_an_order_is_not_backed_by_a_note() -> None:
+    class Note:
+        step, code, status = 0, 'notes.add("Order two bags of dog food")', "ok"
+        result = "{'id': 2, 'text': 'Order two bags of dog food'}"
+
+    text, why = truthful("Two bags of dog food were ordered.", [Note()],
+                         request="order two bags of dog food from chewy", tools=INSTALLED,
+                         acting=["notes.add"])  # fmt: skip
+    assert why and "were ordered" not in text and "shopping or delivery tool" in text
+    assert "That call's change stands" in text
 
 
 def test_a_clock_call_does_not_back_a_forecast(
