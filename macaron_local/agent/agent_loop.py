@@ -31,7 +31,17 @@ REPL_OFF = (
     '```call\n{{"tool": "module.function", "args": {{"name": "value"}}}}\n```'
 )
 
+REPEATED = (
+    "(stopped: the same tool step came again instead of an answer; it ran once and "
+    "returned: {result})"
+)
+
 Step = Callable[[list[dict[str, str]]], str]
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -99,7 +109,9 @@ def run_agent(
     max_steps: int = DEFAULT_MAX_STEPS,
     repl_off: str | None = None,
 ) -> AgentOutcome:
-    """Loop the model and the tools until a final answer or ``max_steps`` tool steps."""
+    """Loop the model and the tools until a final answer or ``max_steps`` tool steps; a step
+    that repeats the last successful one with a side effect ends the loop instead of running
+    again (the small adapter can loop on a block: six identical reminders for one request)."""
     episode = [dict(m) for m in messages]
     calls: list[ToolCall] = []
     trips = 0
@@ -115,10 +127,21 @@ def run_agent(
             note = f"(stopped after {max_steps} tool steps without a final answer)"
             return AgentOutcome(note, calls, trips, False, episode)
         kind, body = block
+        if _repeats_a_change(calls, body, tools):
+            note = REPEATED.format(result=_clip(calls[-1].result))  # run once, not again
+            return AgentOutcome(note, calls, trips, False, episode)
         result, status = _execute(kind, body, repl, tools, repl_off)
         calls.append(ToolCall(len(calls), body, result, status, kind))
         episode.append({"role": "assistant", "content": fence(kind, body)})
         episode.append({"role": "tool", "content": result})
+
+
+def _repeats_a_change(calls: list[ToolCall], body: str, tools: ToolGate | None) -> bool:
+    """``body`` is the last step again, that step succeeded, and it calls a side-effecting
+    tool: running it again would do the change twice."""
+    if not calls or calls[-1].status != "ok" or calls[-1].code != body or tools is None:
+        return False
+    return any(spec.side_effect and spec.name in body for spec in tools.visible())
 
 
 def _execute(

@@ -83,3 +83,19 @@ def test_max_steps_stops_the_loop(policy: SandboxPolicy) -> None:
         out = run_agent(step, [{"role": "user", "content": "loop"}], repl, None, max_steps=2)
     assert not out.finished and len(out.calls) == 2 and out.round_trips == 3
     assert "stopped after 2 tool steps" in out.text
+
+
+def test_a_repeated_step_runs_once(
+    policy: SandboxPolicy, bundled_registry: ToolRegistry, context: ToolContext
+) -> None:
+    """The adapter looping on one block (six identical reminders for one request) runs it once."""
+    block = '```repl\nreminders.add("Take the bins out", "2025-03-15 08:30")\n```'
+    gate = ToolGate(bundled_registry, allow=["*"], auto_approve=["*"], context=context)
+    with Repl(policy, gate) as repl:
+        msgs = [{"role": "user", "content": "remind me tomorrow at 8:30 to take the bins out"}]
+        step, _ = scripted(block, block, block, "Set.")
+        out = run_agent(step, msgs, repl, gate, max_steps=6)
+        listed = repl.run("len(reminders.list())").output
+    assert [c.status for c in out.calls] == ["ok"] and listed.strip() == "1"
+    assert not out.finished and out.text.startswith("(stopped: the same tool step came again")
+    assert "Take the bins out" in out.text  # what it returned, from the record
