@@ -155,7 +155,7 @@ def test_a_grammar_that_cannot_be_built_falls_back_with_a_notice(
     assert get_session(runtime.db(), session.id).head_turn_id == turn.id  # committed
     assert calls[0]["grammar"] is None  # decoded unconstrained
     again: list[Any] = []
-    runtime._ui_grammar("L3", again.append)  # the failure is cached, not rebuilt...
+    runtime._ui_grammar("L3", TurnEvents(on_notice=again.append))  # cached, not rebuilt...
     assert broken.builds == 1 and [n.kind for n in again] == ["grammar"]  # ...and still said
 
 
