@@ -110,7 +110,7 @@ def run_agent(
     repl_off: str | None = None,
 ) -> AgentOutcome:
     """Loop the model and the tools until a final answer or ``max_steps`` tool steps; a step
-    that repeats the last successful one with a side effect ends the loop instead of running
+    that repeats an earlier successful one with a side effect ends the loop instead of running
     again (the small adapter can loop on a block: six identical reminders for one request)."""
     episode = [dict(m) for m in messages]
     calls: list[ToolCall] = []
@@ -128,7 +128,8 @@ def run_agent(
             return AgentOutcome(note, calls, trips, False, episode)
         kind, body = block
         if _repeats_a_change(calls, body, tools):
-            note = REPEATED.format(result=_clip(calls[-1].result))  # run once, not again
+            done = next(c for c in calls if c.code == body and c.status == "ok")
+            note = REPEATED.format(result=_clip(done.result))  # run once, not again
             return AgentOutcome(note, calls, trips, False, episode)
         result, status = _execute(kind, body, repl, tools, repl_off)
         calls.append(ToolCall(len(calls), body, result, status, kind))
@@ -137,9 +138,9 @@ def run_agent(
 
 
 def _repeats_a_change(calls: list[ToolCall], body: str, tools: ToolGate | None) -> bool:
-    """``body`` is the last step again, that step succeeded, and it calls a side-effecting
+    """``body`` is a step that already succeeded in this turn and it calls a side-effecting
     tool: running it again would do the change twice."""
-    if not calls or calls[-1].status != "ok" or calls[-1].code != body or tools is None:
+    if tools is None or not any(c.status == "ok" and c.code == body for c in calls):
         return False
     return any(spec.side_effect and spec.name in body for spec in tools.visible())
 

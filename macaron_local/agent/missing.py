@@ -74,9 +74,9 @@ NEEDS = (
     ),
     Need(
         _w(
-            r"lights?|lamps?|thermostat|heating|a/?c|air ?con|tv|television|speakers?|lock|"
-            r"unlock|door|garage|vacuum|smart home|play|music|songs?|playlist|spotify|podcast|"
-            r"volume|pause"
+            r"lights?|lamps?|thermostat|heat(ing|er)|fans?|a/?c|air ?con|tv|television|"
+            r"speakers?|lock|unlock|door|garage|vacuum|smart home|play|music|songs?|playlist|"
+            r"spotify|podcast|volume|pause"
         ),
         "a smart-home or media tool (something like `devices.set(name, state)`)",
         ("devices", "home", "media", "music"),

@@ -93,9 +93,9 @@ def test_a_repeated_step_runs_once(
     gate = ToolGate(bundled_registry, allow=["*"], auto_approve=["*"], context=context)
     with Repl(policy, gate) as repl:
         msgs = [{"role": "user", "content": "remind me tomorrow at 8:30 to take the bins out"}]
-        step, _ = scripted(block, block, block, "Set.")
+        step, _ = scripted(block, "```repl\nclock.nope()\n```", block, "Set.")
         out = run_agent(step, msgs, repl, gate, max_steps=6)
         listed = repl.run("len(reminders.list())").output
-    assert [c.status for c in out.calls] == ["ok"] and listed.strip() == "1"
+    assert [c.status for c in out.calls] == ["ok", "error"] and listed.strip() == "1"
     assert not out.finished and out.text.startswith("(stopped: the same tool step came again")
     assert "Take the bins out" in out.text  # what it returned, from the record
