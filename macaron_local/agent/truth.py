@@ -128,7 +128,7 @@ class _Turn:
                 return "reported numbers no tool call returned"
             return None
         if self.tools and need_for(request, self.tools) is not None:
-            if claims or (live and not _backed(answer, self.ok, request)):
+            if (claims or live) and not _backed(answer, self.ok, request):
                 return "reported what no installed tool can do; only other tools ran"
         if asked_to_act and self.acting and not self.acted:
             return "answered an action request, but no tool that changes anything succeeded"

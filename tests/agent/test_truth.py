@@ -278,7 +278,7 @@ def test_a_converted_reading_is_not_taken_for_a_missing_device_tool() -> None:
     class Call:
         step, code, result, status = 0, "units.convert(64, 'F', 'C')", "17.7778", "ok"
 
-    said = "64 °F is about 17.8 °C."
+    said = "64 °F is about 17.8 °C, so the cabin thermostat is set to 17.8 °C."
     request = "the cabin thermostat says 64 F, what is that in celsius?"
     acting = ["todos.add"]
     assert truthful(said, [Call()], request=request, tools=INSTALLED, acting=acting) == (said, None)
