@@ -43,19 +43,41 @@ NOT_CONTRACT = ("experience", "resources", "remote")
 NOT_CONTRACT_MEMORY = ("summary_wait_s", "close_wait_s")
 
 
-def contract_hash(profile: Profile) -> str:
+def contract_hash(profile: Profile, label: str | None = None) -> str:
     """sha256 of the contract an adapter is trained against: the profile without its adapter
     revision pointers and without the runtime settings in :data:`NOT_CONTRACT`. Which revision
     serves a label is not part of what the adapter learned, so promoting a revision (or bundling
-    one) does not count as drift; any prompt, grammar, format or sampling change does."""
+    one) does not count as drift; any prompt, grammar, format or sampling change does.
+
+    With ``label``: only what that label's adapter learns from. Its own prompt, sampling, tool
+    allowlist and role, plus everything shared (summary, memory, formats); the router's table
+    only for the router label or a prompt that shows ``{labels}``. A new router prompt is no
+    drift for the coding adapter, which never saw it."""
     data = canonical_data(profile)
     adapters = data.get("adapters")
     for ref in adapters.values() if isinstance(adapters, dict) else ():
         _drop(ref, "revision")
     _drop(data, *NOT_CONTRACT)
     _drop(data.get("memory"), *NOT_CONTRACT_MEMORY)
+    if label is not None:
+        _only_label(data, profile, label)
     blob = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _only_label(data: dict[str, JsonValue], profile: Profile, label: str) -> None:
+    """Keep, of the per-label tables, only ``label``'s entry (see :func:`contract_hash`)."""
+    for path in (("adapters",), ("prompts",), ("sampling", "overrides"), ("tools", "allow")):
+        table: JsonValue = data
+        for key in path:
+            table = table.get(key) if isinstance(table, dict) else None
+        if isinstance(table, dict):
+            for other in [k for k in table if k != label]:
+                del table[other]
+    prompt = profile.prompts.get(label)
+    if label != profile.router_label and not (prompt and "{labels}" in prompt.system):
+        data.pop("router", None)
+    data["contract_label"] = label
 
 
 def _drop(table: JsonValue, *keys: str) -> None:
@@ -78,8 +100,9 @@ def drift_warning(
     ``trained_under`` is the contract hash recorded with the adapter revision (None: unknown,
     for instance base weights only). Returns None when there is nothing to say.
     """
-    served = contract_hash(profile)
-    if not trained_under or trained_under in (served, profile.content_hash):
+    served = contract_hash(profile, label)
+    whole = contract_hash(profile)  # what revisions recorded before contracts were per label
+    if not trained_under or trained_under in (served, whole, profile.content_hash):
         return None
     who = f"the {label} adapter revision" if label else "an adapter revision"
     return (

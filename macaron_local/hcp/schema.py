@@ -326,6 +326,12 @@ class Profile(_Frozen):
 
         return contract_hash(self)
 
+    def contract_hash_for(self, label: str) -> str:
+        """The contract ``label``'s adapter is trained against (what training records)."""
+        from macaron_local.hcp.canonical import contract_hash
+
+        return contract_hash(self, label)
+
     def system_prompt(self, label: str, tools: Mapping[str, str] | None = None) -> str:
         """The answer-hop system prompt of ``label``: its prompt, then its skills."""
         spec = self._prompt(label)

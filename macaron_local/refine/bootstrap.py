@@ -192,7 +192,7 @@ def bootstrap(
             base_sha256=base_sha256,
             config=config,
             parent=parents.get(label),
-            profile_hash=profile.contract_hash,
+            profile_hash=profile.contract_hash_for(label),
             cancel=cancel,
             progress=progress,
             init=init,
@@ -206,7 +206,7 @@ def bootstrap(
             parent=parents.get(label),
             base_sha256=base_sha256,
             data_hash=res.data_hash,
-            profile_hash=profile.contract_hash,
+            profile_hash=profile.contract_hash_for(label),
             config=config.model_dump(mode="json"),
             metrics={
                 "final_loss": round(final, 5),

@@ -189,7 +189,7 @@ def train_cmd(
         base_sha256=base_sha,
         config=cfg,
         parent=parent,
-        profile_hash=profile.contract_hash,
+        profile_hash=profile.contract_hash_for(label),
         progress=not kw.get("quiet"),
     )
     click.echo(
@@ -204,7 +204,7 @@ def train_cmd(
             parent=parent,
             base_sha256=base_sha,
             data_hash=res.data_hash,
-            profile_hash=profile.contract_hash,
+            profile_hash=profile.contract_hash_for(label),
             config=cfg.model_dump(mode="json"),
             metrics={"final_loss": res.losses[-1], "steps": res.steps},
         )

@@ -66,7 +66,7 @@ def test_drift_warning_names_both_hashes(write_file, bundled_doc) -> None:
     other = load_profile("hybrid").contract_hash
     warning = drift_warning(other, profile, label="L2")
     assert warning is not None
-    assert other in warning and profile.contract_hash in warning and "L2" in warning
+    assert other in warning and profile.contract_hash_for("L2") in warning and "L2" in warning
 
 
 def test_contract_hash_ignores_revision_pointers() -> None:
