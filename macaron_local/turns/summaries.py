@@ -24,6 +24,7 @@ from macaron_local.store import (
     tool_calls,
 )
 from macaron_local.turns import adapters as adapter_bindings
+from macaron_local.turns.answer import visible
 from macaron_local.turns.summary import checked_summary, start_summary
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ class SummaryHops:
     ) -> str:
         try:
             done = stream.result()
-            text = self._checked(done.text.strip() or record.request[:200], record)
+            text = self._checked(visible(done.text) or record.request[:200], record)
             save_summary(
                 self.db(),
                 record.id,
