@@ -34,7 +34,7 @@ class AgentSession:
         profile: Profile,
         registry: ToolRegistry,
         *,
-        label: str = "L1",
+        label: str | None = None,  # None: the profile's agent label
         confirm: ConfirmFn | None = None,
         auto_approve: Sequence[str] = (),
         workspace: Path | None = None,
@@ -48,7 +48,7 @@ class AgentSession:
             self.toolsmith.register(registry)
         self.gate = ToolGate(
             registry,
-            allow=profile.tool_patterns(label),
+            allow=profile.tool_patterns(label or profile.agent_label),
             confirm=confirm,
             auto_approve=auto_approve,
             context=self.context,

@@ -38,8 +38,7 @@ def genui_label(profile: Profile) -> str | None:
 def agent_label(profile: Profile) -> str:
     """The label whose tool gate runs a UI's ``tool:`` actions: ``role = "agent"``, else the
     first label the profile lets call tools, else the router's."""
-    tooled = (lb for lb in profile.labels if profile.tools.allow.get(lb))
-    return profile.label_for(AGENT_ROLE) or next(tooled, profile.router_label)
+    return profile.agent_label
 
 
 def action_tools(profile: Profile, registry: ToolRegistry) -> tuple[str, ...]:

@@ -299,6 +299,13 @@ class Profile(_Frozen):
         """The label whose adapter runs the route hop (role ``router``, else the first label)."""
         return self.label_for("router") or self.labels[0]
 
+    @property
+    def agent_label(self) -> str:
+        """The label that runs tools: role ``agent``, else the first label allowed tools,
+        else the router's."""
+        tooled = (lb for lb in self.labels if self.tools.allow.get(lb))
+        return self.label_for("agent") or next(tooled, self.router_label)
+
     def display_name(self, label: str) -> str:
         """A label's name for people: its adapter's first role (``agent`` -> "Agent")."""
         adapter = self.adapters.get(label)
