@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from macaron_local.hcp.schema import Profile
 
 GENUI_ROLE = "genui"
-AGENT_ROLE = "agent"
 
 GbnfFn = Callable[[Catalogue, Sequence[str]], str]
 CacheKey = tuple[tuple[tuple[str, type], ...], tuple[str, ...]]
