@@ -10,27 +10,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import Protocol
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Collapsible, Static
 
+from macaron_local.facade import ToolCallRecord as Call  # the record's own tool-call type
+
 MARKS = {"ok": "✓", "error": "✗", "declined": "⊘", "timeout": "⌛", "crashed": "✗"}
 TITLE_CHARS = 72
 RESULT_CHARS = 2000
-
-
-class Call(Protocol):
-    @property
-    def step(self) -> int: ...
-    @property
-    def code(self) -> str: ...
-    @property
-    def result(self) -> str: ...
-    @property
-    def status(self) -> str: ...
 
 
 def call_text(code: str) -> str:
