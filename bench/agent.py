@@ -17,6 +17,10 @@ confinement (``isolation = "in-process"``: rlimits, a network namespace, the aud
 the OS sandbox (bubblewrap + seccomp) in the same run: start-up of a fresh REPL, the round trip
 of a trivial block, and of a block that calls one host tool; medians, and new/old ratios.
 
+``--model --compare FILE`` runs every task also with another L1 GGUF (a candidate revision)
+in the same process, task by task, and prints the two side by side (``repl`` vs
+``repl+FILE-stem``): before vs after in one run.
+
 A benchmark, not a test: it asserts nothing and is never collected by pytest. Writes only to
 its temporary folders (and ``--json``).
 """
@@ -86,9 +90,10 @@ def _parse(text: str) -> Any:
         return text
 
 
-def model_step(runtime: Any, system: str) -> Step:
-    """The real L1 adapter: the profile's L1 system prompt, the episode, greedy decoding."""
-    binding = runtime.bindings["L1"]
+def model_step(runtime: Any, system: str, adapter: str | None = None) -> Step:
+    """The real L1 adapter (or the engine adapter named ``adapter``): the profile's L1 system
+    prompt, the episode, greedy decoding."""
+    adapter = adapter or runtime.bindings["L1"].adapter
     from macaron_local.engine import Sampling
 
     def step(messages: list[dict[str, str]]) -> str:
@@ -99,7 +104,7 @@ def model_step(runtime: Any, system: str) -> Step:
         prompt = runtime.engine.render_chat(view)
         stream = runtime.engine.generate(
             prompt,
-            adapter=binding.adapter,
+            adapter=adapter,
             max_tokens=384,
             sampling=Sampling(temperature=0.0),
             stop=["\n```\n"],
@@ -117,6 +122,7 @@ def run_task(
     make_step: Callable[..., Step],
     root: Path,
     max_steps: int = MAX_STEPS,
+    run: str = "",
 ) -> dict[str, Any]:
     world = World(root / "data", root / "workspace")
     world.workspace.mkdir(parents=True)
@@ -149,7 +155,7 @@ def run_task(
     unadmitted = not ok and not ADMITS.search(answer)
     return {
         "task": task.id,
-        "mode": mode,
+        "mode": run or mode,
         "ok": bool(ok),
         "false_claim": unadmitted and contradicted,
         "wrong_answer": unadmitted and not contradicted,
@@ -244,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", choices=["repl", "fc", "both"], default="both")
     ap.add_argument("--model", action="store_true", help="drive the real L1 adapter")
     ap.add_argument("--profile", default="tall-local")
+    ap.add_argument(
+        "--compare", type=Path, help="with --model: also run every task with this L1 GGUF"
+    )
     ap.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
     ap.add_argument("--json", type=Path, help="write the per-task rows here")
     ap.add_argument(
@@ -271,20 +280,33 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.model:
         from macaron_local.turns.pipeline import Runtime
+        from macaron_local.turns.tools import tool_descriptions
 
         runtime = Runtime.open(args.profile)
-        system = runtime.profile.system_prompt("L1", registry.descriptions())
-        make_step: Callable[..., Step] = lambda task, mode: model_step(runtime, system)  # noqa: E731
+        system = runtime.profile.system_prompt("L1", tool_descriptions(registry))
+        adapters: dict[str, str | None] = {"": None}
+        if args.compare:
+            runtime.engine.load_adapter(args.compare.stem + "-compared", args.compare)
+            adapters[f"+{args.compare.stem}"] = args.compare.stem + "-compared"
+
+        def make_step(task: Task, mode: str, tag: str = "") -> Step:
+            return model_step(runtime, system, adapters[tag])
+
     else:
-        make_step = lambda task, mode: oracle_step(  # noqa: E731
+        adapters = {"": None}
+        make_step = lambda task, mode, tag="": oracle_step(  # noqa: E731
             (task.repl if mode == "repl" else task.fc)(), mode
         )
     rows = []
     for task in tasks:
         for mode in modes:
-            with tempfile.TemporaryDirectory(prefix=f"agent-{task.id}-") as tmp:
-                rows.append(run_task(task, mode, registry, make_step, Path(tmp), args.max_steps))
-    summarise(rows, modes)
+            for tag in adapters:
+                with tempfile.TemporaryDirectory(prefix=f"agent-{task.id}-") as tmp:
+                    step = lambda t, m, tag=tag: make_step(t, m, tag)  # noqa: E731
+                    rows.append(
+                        run_task(task, mode, registry, step, Path(tmp), args.max_steps, mode + tag)
+                    )
+    summarise(rows, [m + tag for m in modes for tag in adapters])
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

@@ -67,10 +67,6 @@ class AgentSession:
             )
         )
 
-    def tool_descriptions(self) -> dict[str, str]:
-        """``module -> one line`` of the tools this label may use (router and L1 ``{tools}``)."""
-        return self.gate.descriptions()
-
     def run(
         self, step: Step, messages: list[dict[str, str]], *, max_steps: int = DEFAULT_MAX_STEPS
     ) -> AgentOutcome:

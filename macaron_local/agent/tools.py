@@ -20,10 +20,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from macaron_local import paths
 from macaron_local.errors import PluginError
+
+if TYPE_CHECKING:
+    from macaron_local.hcp.schema import ToolCatalog
 
 ConfirmFn = Callable[[str, dict[str, Any]], bool]
 DEFAULT_TOOL_TIMEOUT_S = 30.0
@@ -65,6 +68,21 @@ class ToolSpec:
         except (TypeError, ValueError):
             return f"{self.name}(...)"
 
+    def call(self) -> str:
+        """The call as a prompt shows it: parameter names and defaults, no types
+        (``todos.add(title, due=None, estimate_h=None)``)."""
+        try:
+            params = inspect.signature(self.func).parameters.values()
+        except (TypeError, ValueError):
+            return f"{self.name}(...)"
+        return f"{self.name}({', '.join(_param(p) for p in params)})"
+
+
+def _param(p: inspect.Parameter) -> str:
+    star = "*" if p.kind is p.VAR_POSITIONAL else "**" if p.kind is p.VAR_KEYWORD else ""
+    default = "" if p.default is p.empty else f"={p.default!r}"
+    return f"{star}{p.name}{default}"
+
 
 @dataclass
 class ToolRegistry:
@@ -91,7 +109,7 @@ class ToolRegistry:
         return sorted(self.tools)
 
     def descriptions(self, names: Sequence[str] | None = None) -> dict[str, str]:
-        """``module -> description`` for the router and the L1 prompt's ``{tools}``."""
+        """``module -> description`` of the modules of ``names`` (default: every tool)."""
         wanted = {self.tools[n].module for n in (names if names is not None else self.tools)}
         return {
             m: self.modules.get(
@@ -99,6 +117,17 @@ class ToolRegistry:
             )
             for m in sorted(wanted)
         }
+
+    def catalog(self, names: Sequence[str] | None = None) -> ToolCatalog:
+        """What the prompts' ``{tools}`` show: the router each module's line, the agent also
+        its functions' calls (see :class:`~macaron_local.hcp.schema.ToolCatalog`)."""
+        from macaron_local.hcp.schema import ToolCatalog
+
+        chosen = sorted(names if names is not None else self.tools)
+        calls: dict[str, list[str]] = {}
+        for name in chosen:
+            calls.setdefault(self.tools[name].module, []).append(self.tools[name].call())
+        return ToolCatalog(self.descriptions(chosen), calls)
 
 
 @dataclass(frozen=True)
@@ -187,9 +216,6 @@ class ToolGate:
         for spec in self.visible(discrete=False):
             out.setdefault(spec.module, {})[spec.function] = spec.description
         return out
-
-    def descriptions(self) -> dict[str, str]:
-        return self.registry.descriptions([s.name for s in self.visible()])
 
     def needs_confirmation(self, spec: ToolSpec) -> bool:
         if spec.always_confirm:

@@ -75,7 +75,7 @@ def is_heldout(request: str, fraction: float) -> bool:
 
 def prompt_messages(profile: Any, label: str, request: str, tools: Mapping[str, str]) -> list:
     return [
-        {"role": "system", "content": profile.system_prompt(label, dict(tools))},
+        {"role": "system", "content": profile.system_prompt(label, tools)},
         {"role": "user", "content": request},
     ]
 

@@ -12,7 +12,7 @@ is reported, not silently converted.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Final, Literal
@@ -340,9 +340,11 @@ class Profile(_Frozen):
         return contract_hash(self, label)
 
     def system_prompt(self, label: str, tools: Mapping[str, str] | None = None) -> str:
-        """The answer-hop system prompt of ``label``: its prompt, then its skills."""
+        """The answer-hop system prompt of ``label``: its prompt, then its skills. Given a
+        :class:`ToolCatalog`, ``{tools}`` lists each module's functions, not only the module."""
         spec = self._prompt(label)
-        text = fill(spec.system, labels=self._label_lines(), tools=tool_lines(tools))
+        lines = tools.agent_lines() if isinstance(tools, ToolCatalog) else tools
+        text = fill(spec.system, labels=self._label_lines(), tools=tool_lines(lines))
         if spec.skills:
             text += "\n\nSkills:\n" + "\n".join(f"- {skill}" for skill in spec.skills)
         return text
@@ -376,6 +378,37 @@ class Profile(_Frozen):
 
     def _label_lines(self) -> str:
         return "\n".join(f"{lb} = {self.router.descriptions[lb]}" for lb in self.labels)
+
+
+class ToolCatalog(Mapping[str, str]):
+    """The installed tools as prompts name them. As a mapping: ``module -> one line``, the short
+    list the router's ``{tools}`` shows. :meth:`agent_lines` adds each module's functions with
+    their parameters (``reminders.add(text, at), reminders.list()``): what an agent's ``{tools}``
+    shows, so the model calls functions that exist (it guessed ``reminders.search`` from the
+    module list). Serving and training build it with the same function
+    (:func:`macaron_local.turns.tools.tool_descriptions`), so both render the same prompt."""
+
+    def __init__(self, modules: Mapping[str, str], functions: Mapping[str, Collection[str]]):
+        self._modules = dict(sorted(modules.items()))
+        self._functions = {m: tuple(functions.get(m, ())) for m in self._modules}
+
+    def __getitem__(self, module: str) -> str:
+        return self._modules[module]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def functions(self, module: str) -> tuple[str, ...]:
+        """The calls of ``module`` as the model writes them (``reminders.add(text, at)``)."""
+        return self._functions.get(module, ())
+
+    def agent_lines(self) -> dict[str, str]:
+        """``"its calls" -> what the module does``, one line per module (a module without
+        functions keeps its name)."""
+        return {", ".join(self._functions[m]) or m: desc for m, desc in self._modules.items()}
 
 
 def tool_lines(tools: Mapping[str, str] | None) -> str:

@@ -77,7 +77,7 @@ def examples_from_rows(
     return (
         route_examples(route, profile, tools)
         + summary_examples(summ, profile, tools)
-        + with_system(convs, profile.system_prompt(label, dict(tools or {})))
+        + with_system(convs, profile.system_prompt(label, tools))
     )
 
 

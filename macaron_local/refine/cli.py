@@ -8,6 +8,7 @@ imported only by the commands that train, so ``log``/``promote``/``rollback`` st
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,7 @@ def _config(kw: dict[str, Any]) -> Any:
     return TrainConfig(**update)
 
 
-def _tools(path: str | None) -> dict[str, str]:
+def _tools(path: str | None) -> Mapping[str, str]:
     if not path:
         from macaron_local.turns.tools import tool_descriptions
 

@@ -112,7 +112,7 @@ def summary_examples(
     out = []
     for r in rows:
         view = [
-            {"role": "system", "content": profile.system_prompt(r["label"], dict(tools or {}))},
+            {"role": "system", "content": profile.system_prompt(r["label"], tools)},
             {"role": "user", "content": r["request"]},
         ]
         msgs: list[dict[str, str | bool]] = [

@@ -120,7 +120,7 @@ def answer(
     from macaron_local.engine import Sampling
 
     label = task["label"]
-    allowed = dict(tools) if profile.tool_patterns(label) else {}
+    allowed = tools if profile.tool_patterns(label) else {}
     msgs = [
         {"role": "system", "content": profile.system_prompt(label, allowed)},
         {"role": "user", "content": task["prompt"]},

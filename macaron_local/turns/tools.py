@@ -1,7 +1,8 @@
-"""The tools the router and L1 are told about: one line per tool module, from the plugins.
+"""The tools the router and L1 are told about, from the plugins: one line per tool module for
+the router, and each module's functions with their parameters for L1.
 
-Serving and training call the same function, so the router prompt the default L0 adapter was
-trained on is the one it is served with (for the bundled plugins).
+Serving and training call the same function, so the prompts the default adapters were trained
+on are the ones they are served with (for the bundled plugins).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from macaron_local.agent.tools import ToolRegistry
+    from macaron_local.hcp.schema import ToolCatalog
     from macaron_local.plugins.manager import PluginManager
 
 
@@ -35,10 +37,9 @@ def load_registry() -> tuple[ToolRegistry, list[str]]:
     return registry, problems
 
 
-def tool_descriptions(registry: ToolRegistry | None = None) -> dict[str, str]:
-    """``module -> one line`` for every registered tool module, sorted by name."""
+def tool_descriptions(registry: ToolRegistry | None = None) -> ToolCatalog:
+    """Every registered tool but the toolsmith's: ``module -> one line`` (the router's list),
+    with each module's calls for the agent's prompt (:meth:`ToolCatalog.agent_lines`)."""
     if registry is None:
         registry, _ = load_registry()
-    return {
-        k: v for k, v in sorted(registry.descriptions().items()) if not k.startswith("toolsmith")
-    }
+    return registry.catalog([n for n in registry.names() if not n.startswith("toolsmith.")])
