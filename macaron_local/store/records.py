@@ -54,7 +54,9 @@ class ToolCallRecord(NewToolCall):
 class NewTurn(_Frozen):
     """A finished turn, as the pipeline hands it to ``commit_turn``.
 
-    ``timings`` are milliseconds (``route_ms``, ``answer_ms``, ``ttft_ms``, ``summary_ms``, ...);
+    ``timings`` are milliseconds: ``ttft_ms`` (first answer text) and ``total_ms`` (commit) from
+    the user's send, and the parts ``route_ms``, ``view_ms`` (with ``summary_wait_ms``) and
+    ``answer_ms`` (the answer request);
     ``tokens`` are counts (``prompt``, ``cached``, ``completion``, ``route``, ``summary``).
     ``tool_result_of`` is the turn whose tool call this (sticky) turn carries the result of.
     """

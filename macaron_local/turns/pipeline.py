@@ -14,8 +14,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,7 @@ from macaron_local.turns.turn import HEAD, NO_EVENTS, TurnEvents, TurnRequest
 from macaron_local.turns.views import View, build_view
 
 log = logging.getLogger(__name__)
+OnText = Callable[[str], None]
 
 DEFAULT_PROFILE = "tall-local"
 IDLE_REPL_S = 900.0  # an agent's REPL unused this long is closed (memory), its loss said
@@ -200,7 +201,8 @@ class Runtime(SummaryHops):
         A heavy turn (or ``request.remote``, the user's ``/remote``) is answered by the remote
         server; if that fails, ``events.on_notice`` hears why and the answer runs locally.
         """
-        started = time.perf_counter()
+        clock = TurnClock(time.perf_counter())  # the user's send: every timing counts from here
+        events = replace(events, on_text=clock.stamping(events.on_text))
         if (problem := unicode_problem(request.text)) is not None:  # bad argv, a JSON escape
             raise TurnError(f"the request is not valid Unicode text ({problem}); nothing was saved")
         db = self.db()
@@ -212,7 +214,7 @@ class Runtime(SummaryHops):
         binding = self.bindings[decision.label]
         seed = self._seed(decision.label, request.seed)
         try:  # the view may not fit (ContextOverflowError): that too is a rolled-back TurnError
-            answered = self._answer(request, events, decision.label, binding, history, seed)
+            answered = self._answer(request, events, decision.label, binding, history, seed, clock)
         except CancelledError as exc:
             raise TurnError("the turn was cancelled; the session is as it was before it") from exc
         except MacaronError as exc:
@@ -224,7 +226,7 @@ class Runtime(SummaryHops):
         record = commit_turn(
             db,
             request.session_id,
-            self._new_turn(request, decision, binding, answered, started, seed),
+            self._new_turn(request, decision, binding, answered, clock, seed),
             answered.calls,
             expected_head=head,
             parent_id=parent,
@@ -242,12 +244,13 @@ class Runtime(SummaryHops):
         binding: adapter_bindings.Binding,
         history: list[TurnRecord],
         seed: int,
+        clock: TurnClock,
     ) -> Answered:
         """The answer step of a turn: the local view, the backend plan, then the remote answer
         (a heavy turn), the agent loop (a label with tools) or one local answer."""
         provisional: set[str] = set()  # turns whose summary the view had to stand in for
         try:
-            local, error = self._view(label, history, request.text, None, provisional), None
+            local, error = self._view(label, history, request.text, None, provisional, clock), None
         except ContextOverflowError as exc:
             local, error = None, exc
         uses_tools = bool(self.profile.tool_patterns(label))
@@ -266,7 +269,7 @@ class Runtime(SummaryHops):
         if plan.remote:
             view = local
             if plan.long_view or view is None:
-                view = self._view(label, history, request.text, REMOTE_CTX, provisional)
+                view = self._view(label, history, request.text, REMOTE_CTX, provisional, clock)
             attempt = self.remote.answer_remote(
                 plan,
                 view.messages,
@@ -332,15 +335,21 @@ class Runtime(SummaryHops):
         text: str,
         n_ctx: int | None = None,
         provisional: set[str] | None = None,
+        clock: TurnClock | None = None,
     ) -> View:
+        began = time.perf_counter()
         texts = {k: v.text for k, v in summaries(self.db(), [t.id for t in history]).items()}
         wait = self.profile.memory.summary_wait_s  # for this whole view, not per summary
-        deadline = None if wait is None else time.perf_counter() + wait
+        deadline = None if wait is None else began + wait
+        waited = 0.0
 
         def summary_of(turn: TurnRecord) -> str:
+            nonlocal waited
             if turn.id not in texts:
                 left = None if deadline is None else max(0.0, deadline - time.perf_counter())
+                t0 = time.perf_counter()
                 text = self.summary_for(turn, timeout=left)
+                waited += time.perf_counter() - t0
                 if text is None:  # still being written past the wait: a stand-in
                     if provisional is not None:
                         provisional.add(turn.id)
@@ -348,16 +357,21 @@ class Runtime(SummaryHops):
                 texts[turn.id] = text  # the compaction loop asks again: same answer, no wait
             return texts[turn.id]
 
-        return build_view(
-            self.profile,
-            label,
-            history,
-            text,
-            summary_of=summary_of,
-            chat_tokens=self.engine.chat_tokens,
-            n_ctx=n_ctx or self.engine.n_ctx,
-            tools=self.tools,
-        )
+        try:
+            return build_view(
+                self.profile,
+                label,
+                history,
+                text,
+                summary_of=summary_of,
+                chat_tokens=self.engine.chat_tokens,
+                n_ctx=n_ctx or self.engine.n_ctx,
+                tools=self.tools,
+            )
+        finally:
+            if clock is not None:  # a remote view after the local one: both are waited for
+                clock.view_s += time.perf_counter() - began
+                clock.summary_wait_s += waited
 
     def _seed(self, label: str, seed: int | None) -> int:
         """A turn's sampling seed: the caller's (a retry's fresh one), else the profile's."""
@@ -467,11 +481,10 @@ class Runtime(SummaryHops):
         decision: RouteResult,
         binding: adapter_bindings.Binding,
         answered: Answered,
-        started: float,
+        clock: TurnClock,
         seed: int,
     ) -> NewTurn:
         done, attempt, view = answered.done, answered.attempt, answered.view
-        total = (time.perf_counter() - started) * 1000
         meta: dict[str, object] = {"route_error": decision.error} if decision.error else {}
         if attempt.done is None:  # answered here: the sampling seed it drew from
             meta["seed"] = seed
@@ -489,9 +502,8 @@ class Runtime(SummaryHops):
             failover_reason=attempt.failover,
             timings={
                 "route_ms": decision.ms,
-                "ttft_ms": round(decision.ms + done.ttft_s * 1000, 2),
+                **clock.timings(),
                 "answer_ms": round(done.total_s * 1000, 2),
-                "total_ms": round(total, 2),
             },
             tokens={
                 "prompt": done.n_prompt,
@@ -537,6 +549,46 @@ class Runtime(SummaryHops):
 
 def _slot(session_id: str, label: str) -> str:
     return f"view:{session_id}:{label}"
+
+
+@dataclass
+class TurnClock:
+    """One turn's timings, all from ``started``: the moment the runtime received the request
+    (the user's send). ``first_text`` is when the first answer text went to the caller, so the
+    recorded first-token time holds routing, the view and its summary waits, and any queueing."""
+
+    started: float
+    first_text: float | None = None
+    view_s: float = 0.0  # building the view(s), summary waits included
+    summary_wait_s: float = 0.0  # of which waiting for other turns' summaries
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def stamping(self, on_text: OnText | None) -> OnText:
+        """``on_text`` that first notes when the first non-empty text piece arrives."""
+
+        def stamped(piece: str) -> None:
+            if piece and self.first_text is None:
+                with self._lock:
+                    self.first_text = self.first_text or time.perf_counter()
+            if on_text is not None:
+                on_text(piece)
+
+        return stamped
+
+    def timings(self) -> dict[str, float]:
+        """Milliseconds since the send: first text (the end, if none came) and the commit."""
+        now = time.perf_counter()
+        first = self.first_text or now
+        return {
+            "view_ms": _ms(self.view_s),
+            "summary_wait_ms": _ms(self.summary_wait_s),
+            "ttft_ms": _ms(first - self.started),
+            "total_ms": _ms(now - self.started),
+        }
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 2)
 
 
 @dataclass(frozen=True)
