@@ -1,19 +1,22 @@
 """Benchmark: the Mixture-of-LoRA engine against llama-cpp-python's high-level ``Llama``.
 
-Run ``python bench/engine.py [--quick]``. On the embedded SmolLM2-135M Q4_1 base with four
-rank-16 all-linear adapters it measures, side by side in one run (medians of several
-repetitions), and prints one table with each figure as a ratio against its baseline and target:
+Run ``python bench/engine.py [--quick] [--threads N]``. On the embedded SmolLM2-135M Q4_1 base
+with the four shipped adapters (``models/adapters``, the base manifest's) it measures, side by
+side in one run (medians of several repetitions), and prints one table with each figure as a
+ratio against its baseline and target:
 
 1. adapter switch cost: asking for another adapter's slot (which already holds the view) vs
    reloading ``Llama(model, lora_path=adapter)`` (with and without re-evaluating the view);
 2. resident memory (VmRSS) of the engine with four adapters vs four ``Llama(lora_path=...)``
    instances, each mode in its own subprocess;
 3. greedy decode tokens/s with an adapter active vs ``Llama.create_completion`` (same adapter,
-   same prompt tokens, same thread count);
+   same prompt tokens, same thread counts);
 4. second-turn prompt processing with per-adapter prefix reuse vs re-evaluating the whole view.
 
-A benchmark, not a test: it asserts nothing and is never collected by pytest. Must not write
-outside its temporary folder.
+Both sides use the engine's own thread counts (``EngineConfig().context_params()``: half the
+cores for generation, all but one for prompt processing) unless ``--threads`` sets one count for
+both. A benchmark, not a test: it asserts nothing, is never collected by pytest and writes
+nothing.
 """
 
 from __future__ import annotations
@@ -25,14 +28,10 @@ import platform
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-N_LAYERS = 30
-LINEARS = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")
-RANK = 16
 ENGINE_CTX = 2048  # the same per-request context as each baseline Llama (LLAMA_CTX)
 LLAMA_CTX = 2048  # each baseline Llama instance (one conversation each)
 DECODE_TOKENS = 128
@@ -69,33 +68,38 @@ def rss_mib() -> float:
     return float("nan")
 
 
-_THREADS = [0]  # --threads; 0 = all cores, the engine's default
+_THREADS = [0]  # --threads; 0 = the engine's own counts (EngineConfig's default)
 
 
-def threads() -> int:
-    return _THREADS[0] or max(1, os.cpu_count() or 1)
+def threads() -> tuple[int, int]:
+    """(generation, prompt processing) threads, the same for the engine and the baseline."""
+    from macaron_local.engine import EngineConfig
+
+    if _THREADS[0]:
+        return _THREADS[0], _THREADS[0]
+    cp = EngineConfig().context_params()
+    return cp.n_threads, cp.n_threads_batch
 
 
 # --- set-up ----------------------------------------------------------------------------------
 
 
-def make_adapters(model: Path, out: Path) -> list[Path]:
-    from macaron_local.engine.gguf_model import inspect_model
-    from macaron_local.engine.lora_io import write_lora, zero_lora
+def shipped_adapters() -> list[Path]:
+    """The base manifest's adapters, one per label of the default profile, in label order."""
+    from macaron_local.hcp import load_profile
+    from macaron_local.manifests import get_manifest
 
-    shapes = inspect_model(model).linear_shapes()
-    targets = [f"blk.{i}.{k}.weight" for i in range(N_LAYERS) for k in LINEARS]
-    paths = []
-    for i in range(4):
-        tensors = zero_lora(shapes, targets, RANK, seed=i, scale=0.02)
-        paths.append(write_lora(out / f"L{i}.gguf", tensors, alpha=float(RANK)))
-    return paths
+    profile = load_profile("tall-local")
+    manifest = get_manifest(profile.base.model)
+    entries = [manifest.adapter(label) for label in profile.labels]
+    return [manifest.adapter_path(e) for e in entries if e is not None]
 
 
 def open_engine(model: Path, adapters: list[Path]):
     from macaron_local.engine import Engine, EngineConfig
 
-    eng = Engine(model, EngineConfig(n_ctx=ENGINE_CTX, n_threads=threads()))
+    # 0 keeps the engine's own split (what threads() gives the baseline); N sets both to N
+    eng = Engine(model, EngineConfig(n_ctx=ENGINE_CTX, n_threads=_THREADS[0]))
     for i, p in enumerate(adapters):
         eng.load_adapter(f"L{i}", p)
     return eng
@@ -108,8 +112,8 @@ def open_llama(model: Path, adapter: Path):
         str(model),
         lora_path=str(adapter),
         n_ctx=LLAMA_CTX,
-        n_threads=threads(),
-        n_threads_batch=threads(),
+        n_threads=threads()[0],
+        n_threads_batch=threads()[1],
         verbose=False,
     )
 
@@ -273,7 +277,7 @@ def run_memory(mode: str, model: Path, adapters: list[Path]) -> dict[str, float]
         "--model",
         str(model),
         "--threads",
-        str(threads()),
+        str(_THREADS[0]),
     ]
     for a in adapters:
         cmd += ["--adapter", str(a)]
@@ -299,10 +303,9 @@ def machine_info() -> list[str]:
         f"python {platform.python_version()}  llama-cpp-python {llama_cpp.__version__}  "
         f"cpus {os.cpu_count()} ({cpu})  loadavg {load}",
         f"llama.cpp system_info: {_lcpp.system_info().strip()}",
-        f"threads: {threads()} for both sides; engine n_ctx {ENGINE_CTX} (one resident KV "
-        f"sequence, other slots parked as state snapshots); each Llama n_ctx {LLAMA_CTX}; "
-        f"adapters: 4 x rank {RANK} on "
-        f"{len(LINEARS)} linears x {N_LAYERS} layers (f32)",
+        f"threads gen/batch: {threads()} for both sides; engine n_ctx {ENGINE_CTX} (one "
+        f"resident KV sequence, other slots parked as state snapshots); each Llama n_ctx "
+        f"{LLAMA_CTX}; adapters: the shipped {', '.join(a.name for a in shipped_adapters())}",
     ]
 
 
@@ -422,7 +425,8 @@ def main(argv: list[str] | None = None) -> int:
         "--threads",
         type=int,
         default=0,
-        help="llama.cpp threads for both sides (default: all cores, as the engine)",
+        help="llama.cpp threads (generation and prompt) for both sides (default: the "
+        "engine's own counts, half the cores and all but one)",
     )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
@@ -439,23 +443,22 @@ def main(argv: list[str] | None = None) -> int:
     reps = 2 if args.quick else 5
     model = embedded_model_file()
     print("\n".join(machine_info()), flush=True)
-    with tempfile.TemporaryDirectory(prefix="macaron-bench-") as tmp:
-        adapters = make_adapters(model, Path(tmp))
-        mem = {m: run_memory(m, model, adapters) for m in ("engine", "llama4")}
-        eng = open_engine(model, adapters)
-        try:
-            v = views(eng)
-            print(
-                f"view {len(v['view'])} tokens; decode prompt {len(v['decode'])} tokens; "
-                f"{reps} repetitions",
-                flush=True,
-            )
-            sw = bench_switch(eng, v["view"], reps)
-            rl = bench_reload(model, adapters, v["view"], reps)
-            dec = bench_decode(eng, model, adapters[0], v["decode"], reps)
-            st = bench_second_turn(eng, reps)
-        finally:
-            eng.close()
+    adapters = shipped_adapters()
+    mem = {m: run_memory(m, model, adapters) for m in ("engine", "llama4")}
+    eng = open_engine(model, adapters)
+    try:
+        v = views(eng)
+        print(
+            f"view {len(v['view'])} tokens; decode prompt {len(v['decode'])} tokens; "
+            f"{reps} repetitions",
+            flush=True,
+        )
+        sw = bench_switch(eng, v["view"], reps)
+        rl = bench_reload(model, adapters, v["view"], reps)
+        dec = bench_decode(eng, model, adapters[0], v["decode"], reps)
+        st = bench_second_turn(eng, reps)
+    finally:
+        eng.close()
     print()
     print("\n".join(table(sw, rl, mem, dec, st)))
     print()

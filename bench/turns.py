@@ -1,10 +1,12 @@
-"""Turn overhead: a 10-turn scripted conversation across all four specialists.
+"""Turn overhead: a scripted conversation across all four specialists, 10 turns or many more.
 
-Run ``python bench/turns.py [--profile P] [--answer-tokens N] [--json OUT]``. The real runtime
-(engine, store in a temporary folder, background summaries) runs ten turns that move between
-L0 Chat, L1 Agent, L2 Coding and L3 GenUI: each turn is auto-routed unless its intended label has
-not occurred yet and this is the script's last turn meant for it (then it is pinned), so all four
-labels answer. Per turn and in total it prints:
+Run ``python bench/turns.py [--profile P] [--turns N] [--answer-tokens N] [--json OUT]
+[--compare BEFORE.json]``. The real runtime (engine, store in a temporary folder, background
+summaries) runs a ten-turn script that moves between L0 Chat, L1 Agent, L2 Coding and L3 GenUI,
+``--turns`` times in all (the script again and again): each turn is auto-routed unless, in the
+script's first pass, its intended label has not occurred yet and this is the last turn meant for
+it (then it is pinned), so all four labels answer. A turn that fails is recorded and the
+conversation goes on. Per turn and in total it prints:
 
 1. the share of user-visible latency (turn start -> last answer token) spent routing (the route
    request's own time, without its queue wait) and waiting for summary work: the time the turn
@@ -12,11 +14,17 @@ labels answer. Per turn and in total it prints:
    route and answer requests queued on the engine while a background summary step ran
    (``Completion.queue_s``; for L1, every agent step's request). Target <= 10%.
 2. time to first token against plain ``llama_cpp.Llama.create_chat_completion`` on the same view
-   messages with the same model file (a separate ``Llama(model, n_ctx=4096)`` with the engine's
-   thread counts, reset before each call so it evaluates the whole view, as a plain chat app
-   does; run after the conversation, on an idle machine). "turn" TTFT is measured from the turn's
-   start (routing and any wait included); "answer" TTFT from the answer request's submission
-   (prefix reuse only). Target <= 1.2x.
+   messages with the same model file: one ``Llama(model, n_ctx=4096)`` with the engine's thread
+   counts that keeps its prefix cache as a plain chat app does (each call reuses what it shares
+   with the previous prompt; never reset), run after the conversation. On long runs only the
+   figure's turns are timed, each after the turn before it (untimed), so the cache holds what it
+   would hold in the app. "turn" TTFT is the record's ``ttft_ms``, from the user's send (routing,
+   the view, summary waits and queueing included); "answer" TTFT from the answer request's
+   submission (prefix reuse only). Target <= 1.2x.
+3. with ``--turns`` above the script: at turns 1, 30, 100, 300 (those the run reaches, and its
+   last) the first-token time, reused prompt tokens, the process's RSS and the view's size, and
+   the failed turns; ``--compare`` puts an earlier run's JSON (say, the commit before a change,
+   from a ``git worktree`` with ``PYTHONPATH`` at it) beside this one.
 
 A benchmark, not a test: asserts nothing, never collected by pytest, writes only in its
 temporary folder. Instrumentation wraps the runtime's own methods (``engine.generate``,
@@ -102,73 +110,131 @@ class Recorder:
         return len(self.requests), len(self.summary_waits), len(self.views)
 
 
-def run_conversation(rt: Any, answer_tokens: int | None, think_s: float) -> list[dict[str, Any]]:
-    """Run the script; per turn: latencies, route/summary overhead, the view, the answer request."""
-    from macaron_local.store import get_turn
+FIGURE_TURNS = (1, 30, 100, 300)
+
+
+def figure_turns(n: int) -> list[int]:
+    """The turns a long run reports (and times the baseline on): 1, 30, 100, 300 and the last."""
+    return sorted({t for t in FIGURE_TURNS if t <= n} | {n})
+
+
+def rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def run_conversation(
+    rt: Any, answer_tokens: int | None, think_s: float, n_turns: int, keep_views: set[int]
+) -> list[dict[str, Any]]:
+    """Run the script ``n_turns`` turns long; per turn: latencies, route/summary overhead, the
+    answer request, memory, and the view (its messages only for turns in ``keep_views``)."""
+    from macaron_local.errors import TurnError
 
     rec = Recorder(rt)
     session = rt.new_session("bench/turns.py")
     seen: set[str] = set()
     turns = []
-    for i, (intended, text) in enumerate(SCRIPT):
+    for i in range(n_turns):
+        intended, text = SCRIPT[i % len(SCRIPT)]
         # the user reads the answer and types the next message (the first one too: the app is
         # open before they finish typing it)
         time.sleep(think_s)
+        first_pass = i < len(SCRIPT)
         last_chance = all(lab != intended for lab, _ in SCRIPT[i + 1 :])
-        pin = intended if intended not in seen and last_chance else None
+        pin = intended if first_pass and intended not in seen and last_chance else None
         r0, w0, v0 = rec.mark()
         times: list[float] = []
         started = time.perf_counter()
-        result = rt.run_turn(
-            TurnRequest(session.id, text, label=pin),
-            TurnEvents(on_text=lambda _p, times=times: times.append(time.perf_counter())),
-        )
+        try:
+            result = rt.run_turn(
+                TurnRequest(session.id, text, label=pin),
+                TurnEvents(on_text=lambda _p, times=times: times.append(time.perf_counter())),
+            )
+        except TurnError as exc:
+            print(f"turn {i + 1} failed: {exc}", file=sys.stderr, flush=True)
+            turns.append({"turn": i + 1, "intended": intended, "failed": str(exc)})
+            continue
         seen.add(result.label)
-        reqs = rec.requests[r0:]
-        route = [q for q in reqs if q["slot"] == "route"]
-        answer = [
-            q
-            for q in reqs
-            if q["priority"] < rec.background
-            and q["slot"] != "route"
-            and not str(q["slot"]).startswith("summary")
-        ]
-        route_done = [q["stream"].result() for q in route]
-        steps = [q["stream"].result() for q in answer]  # L1: one request per agent step
-        answer_done = steps[0]
-        queued = sum(d.queue_s for d in route_done) + sum(d.queue_s for d in steps)
-        route_s = sum(d.total_s - d.queue_s for d in route_done)
-        first, last = (times[0], times[-1]) if times else (started, started)
-        turns.append(
-            {
-                "turn": i + 1,
-                "intended": intended,
-                "label": result.label,
-                "route": result.route_kind,
-                "latency_s": last - started,
-                "route_s": route_s,
-                "summary_wait_s": sum(rec.summary_waits[w0:]) + queued,
-                "view_summary_wait_s": sum(rec.summary_waits[w0:]),
-                "engine_queue_s": queued,
-                "ttft_turn_s": first - started,
-                "ttft_answer_s": answer_done.ttft_s,
-                "n_prompt": answer_done.n_prompt,
-                "n_reused": answer_done.n_reused,
-                "n_generated": sum(d.n_generated for d in steps),
-                "steps": len(steps),
-                "view": rec.views[v0].messages,
-                "provisional": len(
-                    get_turn(rt.db(), result.id).meta.get("provisional_summaries", [])
-                ),
-                "max_tokens": answer_tokens,
-            }
-        )
+        turns.append(_measured(rt, rec, (r0, w0, v0), result, times, started, i + 1, intended))
+        turns[-1]["max_tokens"] = answer_tokens
+        if i + 1 not in keep_views:
+            turns[-1]["view"] = None
+        if n_turns > len(SCRIPT) and (i + 1) % 10 == 0:
+            t = turns[-1]
+            print(
+                f"turn {i + 1}: ttft {t['ttft_ms']:.0f} ms, view {t['n_prompt']} tok "
+                f"({t['n_reused']} reused), rss {t['rss_mib']:.0f} MiB",
+                file=sys.stderr,
+                flush=True,
+            )
     rt.finish_pending()
     return turns
 
 
-def baseline_ttft(model_path: Path, turns: list[dict[str, Any]], threads: tuple[int, int]) -> None:
-    """Plain Llama.create_chat_completion on each turn's view, whole view evaluated each time."""
+def _measured(
+    rt: Any,
+    rec: Recorder,
+    marks: tuple[int, int, int],
+    result: Any,
+    times: list[float],
+    started: float,
+    number: int,
+    intended: str,
+) -> dict[str, Any]:
+    """One turn's figures from the recorder's requests since ``marks`` and the turn record."""
+    from macaron_local.store import get_turn
+
+    r0, w0, v0 = marks
+    reqs = rec.requests[r0:]
+    route = [q for q in reqs if q["slot"] == "route"]
+    answer = [
+        q
+        for q in reqs
+        if q["priority"] < rec.background
+        and q["slot"] != "route"
+        and not str(q["slot"]).startswith("summary")
+    ]
+    route_done = [q["stream"].result() for q in route]
+    steps = [q["stream"].result() for q in answer]  # L1: one request per agent step
+    answer_done = steps[0]
+    queued = sum(d.queue_s for d in route_done) + sum(d.queue_s for d in steps)
+    route_s = sum(d.total_s - d.queue_s for d in route_done)
+    first, last = (times[0], times[-1]) if times else (started, started)
+    view = rec.views[v0]
+    return {
+        "turn": number,
+        "intended": intended,
+        "label": result.label,
+        "route": result.route_kind,
+        "latency_s": last - started,
+        "route_s": route_s,
+        "summary_wait_s": sum(rec.summary_waits[w0:]) + queued,
+        "view_summary_wait_s": sum(rec.summary_waits[w0:]),
+        "engine_queue_s": queued,
+        "ttft_turn_s": first - started,
+        # the record's own first-token time (older runtimes: route + answer request)
+        "ttft_ms": result.timings.get("ttft_ms"),
+        "ttft_answer_s": answer_done.ttft_s,
+        "n_prompt": answer_done.n_prompt,
+        "n_reused": answer_done.n_reused,
+        "n_generated": sum(d.n_generated for d in steps),
+        "steps": len(steps),
+        "view": view.messages,
+        "view_messages": len(view.messages),
+        "view_dropped": getattr(view, "dropped", 0),
+        "provisional": len(get_turn(rt.db(), result.id).meta.get("provisional_summaries", [])),
+        "rss_mib": rss_mib(),
+    }
+
+
+def baseline_ttft(
+    model_path: Path, turns: list[dict[str, Any]], threads: tuple[int, int], timed: set[int]
+) -> None:
+    """Plain Llama.create_chat_completion on the turns' views, in order, keeping its prefix
+    cache: each turn in ``timed`` is timed right after the turn before it ran (untimed, when
+    it is not timed itself), so its cache holds what the app's would hold."""
     from llama_cpp import Llama
 
     llm = Llama(
@@ -178,18 +244,26 @@ def baseline_ttft(model_path: Path, turns: list[dict[str, Any]], threads: tuple[
         n_threads=threads[0],
         n_threads_batch=threads[1],
     )
+
+    def first_token(messages: list[dict[str, str]]) -> float | None:
+        started = time.perf_counter()
+        for chunk in llm.create_chat_completion(
+            messages=messages, max_tokens=8, temperature=0.0, stream=True
+        ):
+            if chunk["choices"][0]["delta"].get("content"):
+                return time.perf_counter() - started
+        return None
+
+    by_number = {t["turn"]: t for t in turns if t.get("view")}
     try:
-        for t in turns:
-            llm.reset()  # a plain app re-evaluates the whole view every turn
-            started = time.perf_counter()
-            first = None
-            for chunk in llm.create_chat_completion(
-                messages=t["view"], max_tokens=8, temperature=0.0, stream=True
-            ):
-                if chunk["choices"][0]["delta"].get("content"):
-                    first = time.perf_counter() - started
-                    break
-            t["ttft_base_s"] = first
+        for number in sorted(timed):
+            t = by_number.get(number)
+            before = by_number.get(number - 1)
+            if t is None:  # a failed turn
+                continue
+            if before is not None and number - 1 not in timed:
+                first_token(before["view"])  # what the app's cache holds before this turn
+            t["ttft_base_s"] = first_token(t["view"])
             t["n_prompt_base"] = llm.n_tokens
     finally:
         llm.close()
@@ -203,7 +277,8 @@ def _x(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}x" if a is not None and b else "-"
 
 
-def print_report(turns: list[dict[str, Any]], facts: dict[str, Any]) -> None:
+def print_report(every: list[dict[str, Any]], facts: dict[str, Any]) -> None:
+    turns = [t for t in every if "failed" not in t]
     print(
         f"# bench/turns.py: {facts['profile']} ({facts['profile_hash'][:19]}), "
         f"{facts['model']}, threads gen/batch {facts['threads']}, answer cap "
@@ -217,7 +292,7 @@ def print_report(turns: list[dict[str, Any]], facts: dict[str, Any]) -> None:
         "| prompt tok (reused) |"
     )
     print("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for t in turns:
+    for t in turns if len(every) <= 2 * len(SCRIPT) else []:
         base = t.get("ttft_base_s")
         print(
             f"| {t['turn']} | {t['label']}{'' if t['label'] == t['intended'] else '*'} "
@@ -246,7 +321,8 @@ def print_report(turns: list[dict[str, Any]], facts: dict[str, Any]) -> None:
     print(f"\nlabels answered: {', '.join(labels)}; * = routed away from the intended label")
     print("\n| total | value | target | ratio to target |")
     print("|---|---:|---:|---:|")
-    print(f"| user-visible latency (10 turns) | {lat:.2f} s | | |")
+    print(f"| user-visible latency ({len(turns)} turns) | {lat:.2f} s | | |")
+    print(f"| failed turns | {len(every) - len(turns)} of {len(every)} | 0 | |")
     print(f"| routing share | {_share(route, lat)} | | |")
     print(
         f"| views that showed a provisional note | "
@@ -262,6 +338,53 @@ def print_report(turns: list[dict[str, Any]], facts: dict[str, Any]) -> None:
         print(f"| TTFT turn / plain (sum) | {tt / tb:.2f}x | <= 1.2x | {tt / tb / 1.2:.2f}x |")
         print(f"| TTFT turn / plain (median of turns) | {med:.2f}x | <= 1.2x | {med / 1.2:.2f}x |")
         print(f"| TTFT answer / plain (sum) | {ta / tb:.2f}x | <= 1.2x | {ta / tb / 1.2:.2f}x |")
+
+
+FIGURE_COLUMNS = (  # (header, turn key, format)
+    ("TTFT ms (record)", "ttft_ms", "{:.0f}"),
+    ("TTFT ms (seen)", "ttft_turn_s", "{:.0f}"),
+    ("plain ms", "ttft_base_s", "{:.0f}"),
+    ("prompt tok", "n_prompt", "{}"),
+    ("reused tok", "n_reused", "{}"),
+    ("RSS MiB", "rss_mib", "{:.0f}"),
+    ("view msgs", "view_messages", "{}"),
+)
+
+
+def _cell(t: dict[str, Any] | None, key: str, fmt: str) -> str:
+    if t is None:
+        return "-"
+    if "failed" in t:
+        return "FAILED"
+    v = t.get(key)
+    if v is None:
+        return "-"
+    return fmt.format(v * 1000 if key.endswith("_s") else v)
+
+
+def print_figure(
+    turns: list[dict[str, Any]], before: list[dict[str, Any]] | None, labels: tuple[str, str]
+) -> None:
+    """The long-run figure: per reported turn, this run (and ``before``) side by side."""
+    runs = [(labels[1], turns)] if before is None else [(labels[0], before), (labels[1], turns)]
+    n = max(t["turn"] for _, ts in runs for t in ts)
+    print("\n| turn | run | label | " + " | ".join(h for h, _, _ in FIGURE_COLUMNS) + " |")
+    print("|---:|---|---|" + "---:|" * len(FIGURE_COLUMNS))
+    for number in figure_turns(n):
+        for name, ts in runs:
+            t = next((x for x in ts if x["turn"] == number), None)
+            cells = [_cell(t, key, fmt) for _, key, fmt in FIGURE_COLUMNS]
+            label = "-" if t is None else t.get("label", t["intended"])
+            print(f"| {number} | {name} | {label} | " + " | ".join(cells) + " |")
+    print("\n| run | turns | failed | views with a provisional note | peak RSS MiB |")
+    print("|---|---:|---:|---:|---:|")
+    for name, ts in runs:
+        ok = [t for t in ts if "failed" not in t]
+        print(
+            f"| {name} | {len(ts)} | {len(ts) - len(ok)} "
+            f"| {sum(1 for t in ok if t['provisional'])} of {len(ok)} "
+            f"| {max((t['rss_mib'] for t in ok if 'rss_mib' in t), default=float('nan')):.0f} |"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -292,9 +415,24 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="ignore router prefixes saved by earlier starts (the first start on a machine)",
     )
+    ap.add_argument(
+        "--turns",
+        type=int,
+        default=len(SCRIPT),
+        help=f"turns in all, the script repeated (default {len(SCRIPT)}: the script once)",
+    )
+    ap.add_argument(
+        "--compare",
+        type=Path,
+        default=None,
+        help="an earlier run's --json, printed beside this one in the long-run figure",
+    )
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
+    long_run = args.turns > len(SCRIPT)
+    timed = set(figure_turns(args.turns)) if long_run else set(range(1, args.turns + 1))
+    keep_views = timed | {t - 1 for t in timed}
     from macaron_local.turns.pipeline import Runtime
 
     with tempfile.TemporaryDirectory(prefix="bench-turns-") as tmp:
@@ -320,19 +458,23 @@ def main(argv: list[str] | None = None) -> int:
                 "model": rt.engine.info.path.name,
                 "threads": threads,
                 "answer_tokens": args.answer_tokens,
+                "turns": args.turns,
                 "think_s": args.think,
                 "summary_wait_s": rt.profile.memory.summary_wait_s,
                 "router_prefix": f"restored from disk ({held} tokens)" if held else "read anew",
             }
             print("running the conversation...", file=sys.stderr, flush=True)
-            turns = run_conversation(rt, args.answer_tokens, args.think)
+            turns = run_conversation(rt, args.answer_tokens, args.think, args.turns, keep_views)
             model = rt.engine.info.path
         finally:
             rt.close()
     if not args.no_baseline:
         print("running the plain Llama baseline...", file=sys.stderr, flush=True)
-        baseline_ttft(model, turns, threads)
+        baseline_ttft(model, turns, threads, timed)
     print_report(turns, facts)
+    if long_run or args.compare:
+        before = json.loads(args.compare.read_text())["turns"] if args.compare else None
+        print_figure(turns, before, (str(args.compare or ""), "this run"))
     if args.json:
         args.json.write_text(
             json.dumps({"facts": facts, "turns": turns}, indent=1, ensure_ascii=False, default=str)
