@@ -1,8 +1,9 @@
 """Which job one parsed request runs: a client-tool turn, a stateless turn or a conversation turn.
 
 Owns the choice and the checks that need the runtime's profile: client tools go to the agent
-label (``sticky`` for a tool result), never into a stored conversation; a conversation turn
-gets the approvals of ``X-Macaron-Approve`` as its confirmation answerer. Must not: touch HTTP
+label (``sticky`` for a tool result), statelessly or in a stored conversation (the exchange
+since the user's message); a conversation turn gets the approvals of ``X-Macaron-Approve`` as
+its confirmation answerer. Must not: touch HTTP
 beyond the header values it is handed, or run the job.
 """
 
@@ -14,7 +15,13 @@ from functools import partial
 from macaron_local.serve import protocol as wire
 from macaron_local.serve.approvals import APPROVE_HEADER, BadApproval, approver
 from macaron_local.serve.conversations import Conversations
-from macaron_local.serve.jobs import Outcome, client_tool_turn, conversation_turn, stateless_turn
+from macaron_local.serve.jobs import (
+    Outcome,
+    client_tool_turn,
+    conversation_tool_turn,
+    conversation_turn,
+    stateless_turn,
+)
 from macaron_local.turns.pipeline import Runtime
 from macaron_local.turns.route import RouteResult
 
@@ -35,22 +42,21 @@ def job_for(
     except BadApproval as exc:
         raise wire.BadRequest(str(exc), APPROVE_HEADER) from exc
     if req.uses_tools:
-        if conversation is not None:
-            raise wire.BadRequest(
-                f"client tools run statelessly: send the whole chat without {CONVERSATION_HEADER}"
-                " (a conversation's agent runs the server's own tools)",
-                "tools",
-            )
         tools = req.client_tools()
         choice = req.choice(tools)
-        return partial(
-            client_tool_turn,
-            rt,
-            req.tool_messages(),
-            tools,
-            choice,
-            decision=_agent_route(rt, req, label),
-        )
+        decision = _agent_route(rt, req, label)
+        if conversation is not None:
+            return partial(
+                conversation_tool_turn,
+                rt,
+                conversations,
+                conversation,
+                req.exchange(),
+                tools,
+                choice,
+                decision=decision,
+            )
+        return partial(client_tool_turn, rt, req.tool_messages(), tools, choice, decision=decision)
     req.choice(())  # a call it requires needs tools
     messages = req.plain_messages()
     if conversation is None:

@@ -5,9 +5,11 @@ the background) on the session mapped to the ``X-Conversation-Id``; its request 
 message. A stateless turn routes and answers over the messages the client sent, from the chosen
 specialist's system prompt, and stores nothing and starts no summary. A client-tool turn is a
 stateless turn of the agent label with the client's tools in its prompt: a call it writes for
-one of them ends the turn and goes back to the client (``Outcome.tool_calls``), unrun. All
-report the route as soon as it is known and the answer's text as it streams, through ``emit``.
-Must not: touch HTTP.
+one of them ends the turn and goes back to the client (``Outcome.tool_calls``), unrun. In a
+stored conversation a client-tool turn answers over the conversation's history and the exchange
+since the user's message (its calls, the client's results); only its text answer is stored, as
+one turn whose tool steps are the client's calls and results. All report the route as soon as
+it is known and the answer's text as it streams, through ``emit``. Must not: touch HTTP.
 """
 
 from __future__ import annotations
@@ -32,11 +34,13 @@ from macaron_local.serve.client_tools import (
 )
 from macaron_local.serve.conversations import Conversations, session_exists
 from macaron_local.serve.metered import Tally
-from macaron_local.store import NewToolCall, get_session
+from macaron_local.store import NewToolCall, NewTurn, TurnRecord, branch, commit_turn, get_session
 from macaron_local.turns.answer import answer, room, sampling
 from macaron_local.turns.pipeline import Runtime
 from macaron_local.turns.route import RouteResult
+from macaron_local.turns.summary import provisional_summary
 from macaron_local.turns.turn import TurnEvents, TurnRequest
+from macaron_local.turns.views import build_view
 
 if TYPE_CHECKING:
     from macaron_local.agent.tools import ConfirmFn
@@ -64,6 +68,18 @@ class RouteInfo:
             binding.revision if binding else "base",
             decision.error,
         )
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """A client-tool request in a stored conversation: the user's message, what came after it
+    (the agent's calls as the blocks it wrote, the client's results), the client's system text,
+    and each call with its result (the turn's tool steps)."""
+
+    request: str
+    after: tuple[dict[str, str], ...] = ()
+    system: tuple[str, ...] = ()
+    calls: tuple[tuple[str, str], ...] = ()  # (the call block, the client's result)
 
 
 @dataclass
@@ -174,19 +190,151 @@ def client_tool_turn(
         info = RouteInfo.of(rt, decision)
         emit("route", info)
         chat = tool_messages(rt, decision.label, offered, messages)
-        forced = tuple(t for t in offered if choice.mode != "function" or t.name == choice.name)
-        grammar = _call_grammar(rt, forced) if choice.forced else None
-        held = _Held(emit)
-        ban = () if offered else tuple(rt.engine.tokenize("```")[:1])  # none: no call block
-        done = _generate(rt, decision.label, chat, held, cancel, grammar, ban)
-        done, call, errors = _read(rt, decision.label, chat, done, offered, grammar, cancel)
+        done, call, errors, held = _offer(rt, decision.label, chat, offered, choice, emit, cancel)
     if call is None:
         held.release()
-        finish = "length" if done.finish_reason == "length" else "stop"
-        return Outcome(done.text.strip(), finish, info, tally, call_errors=errors)
+        return Outcome(done.text.strip(), _finish(done), info, tally, call_errors=errors)
     return Outcome(
         held.shown.strip(), "tool_calls", info, tally, tool_calls=(call,), call_errors=errors
     )
+
+
+def conversation_tool_turn(
+    rt: Runtime,
+    conversations: Conversations,
+    conversation: str,
+    exchange: Exchange,
+    tools: tuple[ClientTool, ...],
+    choice: ToolChoice,
+    *,
+    decision: RouteResult,
+    emit: Emit,
+    cancel: threading.Event,
+) -> Outcome:
+    """A client-tool turn of ``conversation``: ``decision.label`` (the agent) answers over the
+    conversation's history (the view its own turns get) and ``exchange``, with the client's
+    ``tools`` in its prompt. A call goes back to the client and nothing is stored; a text answer
+    is committed as one turn (the user's request, the answer, each client call with its result
+    as a tool step) and its summary starts in the background."""
+    offered = () if choice.mode == "none" else tools
+    with conversations.turn_lock(conversation), _meter(rt) as tally:
+        if cancel.is_set():
+            raise TurnError("the client went away before the turn started; nothing was saved")
+        session = conversations.session_for(
+            conversation,
+            exists=session_exists(lambda sid: get_session(rt.db(), sid)),
+            create=lambda title: rt.new_session(title).id,
+        )
+        info = RouteInfo.of(rt, decision)
+        emit("route", info)
+        db = rt.db()
+        head = get_session(db, session).head_turn_id
+        history = branch(db, session, head) if head else []
+        chat = _conversation_chat(rt, decision.label, offered, history, exchange)
+        done, call, errors, held = _offer(rt, decision.label, chat, offered, choice, emit, cancel)
+        if call is not None:
+            shown = held.shown.strip()
+            return Outcome(
+                shown, "tool_calls", info, tally, session, tool_calls=(call,), call_errors=errors
+            )
+        held.release()
+        if not done.text.strip():
+            raise TurnError(f"the {decision.label} answer was empty; nothing was saved")
+        record = commit_turn(
+            db,
+            session,
+            _client_turn(rt, decision, info, exchange, done.text.strip(), tools),
+            [
+                NewToolCall(step=i, label=decision.label, code=c, result=r, status="ok")
+                for i, (c, r) in enumerate(exchange.calls)
+            ],
+            expected_head=head,
+        )
+    rt.summary_for(record, timeout=0)  # starts it; the reply does not wait for it
+    return Outcome(
+        record.answer,
+        _finish(done),
+        info,
+        tally,
+        session,
+        record.id,
+        steps=record.tool_calls,
+        call_errors=errors,
+    )
+
+
+def _conversation_chat(
+    rt: Runtime,
+    label: str,
+    offered: tuple[ClientTool, ...],
+    history: list[TurnRecord],
+    exchange: Exchange,
+) -> list[dict[str, str]]:
+    """The view ``label``'s turns get in this conversation, the client's tools as its
+    ``{tools}`` (and how to call them), the client's system text, then the exchange."""
+    wait = rt.profile.memory.summary_wait_s
+
+    def summary_of(turn: TurnRecord) -> str:
+        return rt.summary_for(turn, timeout=wait) or provisional_summary(turn)
+
+    view = build_view(
+        rt.profile,
+        label,
+        history,
+        exchange.request,
+        summary_of=summary_of,
+        chat_tokens=rt.engine.chat_tokens,
+        n_ctx=rt.engine.n_ctx,
+        tools=tool_lines(offered),
+        tool_messages=exchange.after,
+    )
+    system = view.messages[0]["content"] + ("\n\n" + CALL_NOTE if offered else "")
+    first = {"role": "system", "content": "\n\n".join([system, *exchange.system])}
+    return [first, *view.messages[1:]]
+
+
+def _client_turn(
+    rt: Runtime,
+    decision: RouteResult,
+    info: RouteInfo,
+    exchange: Exchange,
+    text: str,
+    tools: tuple[ClientTool, ...],
+) -> NewTurn:
+    return NewTurn(
+        request=exchange.request,
+        answer=text,
+        label=decision.label,
+        route_kind=decision.kind,
+        route_probs=dict(decision.probs),
+        adapter_revision=info.adapter_revision,
+        profile_hash=rt.profile.content_hash,
+        meta={"client_tools": [t.name for t in tools]},
+    )
+
+
+def _offer(
+    rt: Runtime,
+    label: str,
+    chat: list[dict[str, str]],
+    offered: tuple[ClientTool, ...],
+    choice: ToolChoice,
+    emit: Emit,
+    cancel: threading.Event,
+) -> tuple[Completion, ClientCall | None, tuple[str, ...], _Held]:
+    """``label`` answers ``chat`` with ``offered`` tools: its completion, the call it wrote
+    (None: a text answer), the malformed calls it was told to redo, and the held-back text."""
+    forced = tuple(t for t in offered if choice.mode != "function" or t.name == choice.name)
+    grammar = _call_grammar(rt, forced) if choice.forced else None
+    held = _Held(emit)
+    ban = () if offered else tuple(rt.engine.tokenize("```")[:1])  # none: no call block
+    done = _generate(rt, label, chat, held, cancel, grammar, ban)
+    done, call, errors = _read(rt, label, chat, done, offered, grammar, cancel)
+    return done, call, errors, held
+
+
+def _finish(done: Completion) -> str:
+    return "length" if done.finish_reason == "length" else "stop"
 
 
 def _read(

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from macaron_local.serve.client_tools import ClientCall, ClientTool, ToolChoice, call_block
-from macaron_local.serve.jobs import Outcome, RouteInfo
+from macaron_local.serve.jobs import Exchange, Outcome, RouteInfo
 from macaron_local.store.db import unicode_problem
 
 EXTENSION = "macaron"
@@ -142,6 +142,34 @@ class ChatRequest(BaseModel):
                 text = "\n".join([text, *blocks] if text.strip() else blocks)
             out.append({"role": m.role, "content": text})
         return out
+
+    def exchange(self) -> Exchange:
+        """The last user message and what follows it: what a stored conversation's client-tool
+        turn needs (the conversation keeps the rest). BadRequest when there is no user
+        message."""
+        users = [i for i, m in enumerate(self.messages) if m.role == "user"]
+        if not users:
+            raise BadRequest(
+                "send the exchange since the last user message: that message, the assistant's "
+                "tool_calls, then their tool results (the conversation keeps what came before)",
+                "messages",
+            )
+        start = users[-1]
+        flat = self.tool_messages()
+        blocks = {
+            c.id: call_block(c.function.name, c.args())
+            for m in self.messages[start:]
+            for c in m.tool_calls or ()
+        }
+        later = self.messages[start + 1 :]  # each tool result answers a call in it
+        return Exchange(
+            request=flat[start]["content"],
+            after=tuple(m for m in flat[start + 1 :] if m["role"] in ("assistant", "tool")),
+            system=tuple(m["content"] for m in flat if m["role"] in ("system", "developer")),
+            calls=tuple(
+                (blocks[m.tool_call_id or ""], m.text()) for m in later if m.role == "tool"
+            ),
+        )
 
     def client_tools(self) -> tuple[ClientTool, ...]:
         """The tools sent, checked: names, schemas, no name twice (BadRequest otherwise)."""

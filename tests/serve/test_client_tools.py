@@ -14,7 +14,7 @@ import httpx
 import openai
 import pytest
 
-from macaron_local.store import get_turn, open_db
+from macaron_local.store import get_session, get_turn, open_db
 from tests.serve.conftest import SERVE_PROFILE, Server, start_server
 
 PROFILE = SERVE_PROFILE.replace('id = "serve-fast"', 'id = "serve-tools"') + (
@@ -189,15 +189,80 @@ def test_bad_tools_get_400_before_any_turn(
     assert expected in r.json()["error"]["message"]
 
 
-def test_client_tools_in_a_stored_conversation_are_refused_with_the_reason(server: Server) -> None:
-    with pytest.raises(openai.BadRequestError) as err:
-        client(server).chat.completions.create(
-            model="serve-tools",
-            messages=ASK,
-            tools=[WEATHER],
-            extra_headers={"X-Conversation-Id": "tools-conv"},
-        )
-    assert "statelessly" in str(err.value)
+def test_client_tools_in_a_stored_conversation_store_the_answered_turn(server: Server) -> None:
+    """The call goes back to the client and nothing is stored; the result goes to the same
+    agent with the conversation's history; the answer is one turn whose steps are the client's
+    call and result, and the conversation goes on from it."""
+    c, conv = client(server), {"X-Conversation-Id": "tools-conv"}
+    done = c.chat.completions.create(
+        model="serve-tools",
+        messages=ASK,
+        tools=[WEATHER],
+        tool_choice={"type": "function", "function": {"name": "get_weather"}},
+        extra_headers=conv,
+    )
+    call = _call(done)
+    ext = done.model_extra["macaron"]
+    session, db = ext["session"], open_db(server.db)
+    assert ext["turn"] is None and ext["conversation"] == "tools-conv"
+    assert get_session(db, session).head_turn_id is None  # a call is not a turn yet
+    result = '{"temp_c": 18, "sky": "cloudy"}'
+    follow = [
+        *ASK,
+        done.choices[0].message.model_dump(exclude_none=True),
+        {"role": "tool", "tool_call_id": call.id, "content": result},
+    ]
+    after = c.chat.completions.create(
+        model="serve-tools",
+        messages=follow,
+        tools=[WEATHER],
+        tool_choice="none",
+        extra_headers=conv,
+    )
+    ext = after.model_extra["macaron"]
+    assert (ext["label"], ext["route"], ext["session"]) == ("L1", "sticky", session)
+    answer = after.choices[0].message.content
+    assert after.choices[0].finish_reason in {"stop", "length"} and answer.strip()
+    turn = get_turn(db, ext["turn"])
+    assert (turn.request, turn.answer, turn.label) == (ASK[0]["content"], answer, "L1")
+    assert turn.meta["client_tools"] == ["get_weather"]
+    (step,) = turn.tool_calls
+    assert (step.status, step.result) == ("ok", result)
+    assert json.loads(step.code.strip("`").removeprefix("call\n")) == {
+        "tool": "get_weather",
+        "args": json.loads(call.function.arguments),
+    }
+    assert ext["tool_steps"] == [
+        {"step": 0, "code": step.code, "status": "ok", "result": result}
+    ]  # the extension is the turn's record
+    assert get_session(db, session).head_turn_id == turn.id
+    more = c.chat.completions.create(
+        model="serve-tools:L0",
+        messages=[{"role": "user", "content": "thanks"}],
+        extra_headers=conv,
+    )
+    assert get_turn(db, more.model_extra["macaron"]["turn"]).parent_id == turn.id
+
+
+def test_a_conversation_tool_result_needs_the_user_message_that_asked(server: Server) -> None:
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+    }
+    messages = [
+        {"role": "assistant", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "{}"},
+    ]
+    body = {"model": "serve-tools", "messages": messages, "tools": [WEATHER]}
+    r = httpx.post(
+        f"{server.url}/v1/chat/completions",
+        json=body,
+        headers={"X-Conversation-Id": "tools-bad"},
+        timeout=120,
+    )
+    assert r.status_code == 400, r.text
+    assert "since the last user message" in r.json()["error"]["message"]
 
 
 @pytest.mark.parametrize("conversation", [{"X-Conversation-Id": "approve-bad"}, {}])
