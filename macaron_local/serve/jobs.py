@@ -111,13 +111,7 @@ def conversation_turn(
     """One stored turn of ``conversation``; its turns run one at a time. ``confirm`` answers
     for the turn's side-effecting tool calls (None: declined, nobody is there to ask)."""
     with conversations.turn_lock(conversation), _meter(rt) as tally:
-        if cancel.is_set():
-            raise TurnError("the client went away before the turn started; nothing was saved")
-        session = conversations.session_for(
-            conversation,
-            exists=session_exists(lambda sid: get_session(rt.db(), sid)),
-            create=lambda title: rt.new_session(title).id,
-        )
+        session = _session(rt, conversations, conversation, cancel)
         routed: list[RouteInfo] = []
 
         def on_route(decision: RouteResult) -> None:
@@ -143,6 +137,19 @@ def conversation_turn(
         result.backend,
         result.failover_reason,
         steps=result.tool_calls,
+    )
+
+
+def _session(
+    rt: Runtime, conversations: Conversations, conversation: str, cancel: threading.Event
+) -> str:
+    """The session of ``conversation`` (made on its first turn), unless the client left."""
+    if cancel.is_set():
+        raise TurnError("the client went away before the turn started; nothing was saved")
+    return conversations.session_for(
+        conversation,
+        exists=session_exists(lambda sid: get_session(rt.db(), sid)),
+        create=lambda title: rt.new_session(title).id,
     )
 
 
@@ -218,13 +225,7 @@ def conversation_tool_turn(
     as a tool step) and its summary starts in the background."""
     offered = () if choice.mode == "none" else tools
     with conversations.turn_lock(conversation), _meter(rt) as tally:
-        if cancel.is_set():
-            raise TurnError("the client went away before the turn started; nothing was saved")
-        session = conversations.session_for(
-            conversation,
-            exists=session_exists(lambda sid: get_session(rt.db(), sid)),
-            create=lambda title: rt.new_session(title).id,
-        )
+        session = _session(rt, conversations, conversation, cancel)
         info = RouteInfo.of(rt, decision)
         emit("route", info)
         db = rt.db()
