@@ -306,6 +306,12 @@ def main(argv: list[str] | None = None) -> int:
                     rows.append(
                         run_task(task, mode, registry, step, Path(tmp), args.max_steps, mode + tag)
                     )
+                r = rows[-1]
+                print(  # progress: a model run takes minutes per task
+                    f"{r['task']} {r['mode']}: {'ok' if r['ok'] else 'NO'}, "
+                    f"{r['tool_steps']} steps, {r['tool_errors']} failed",
+                    file=sys.stderr,
+                )
     summarise(rows, [m + tag for m in modes for tag in adapters])
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
