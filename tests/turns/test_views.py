@@ -1,7 +1,9 @@
-"""Views of long conversations fit the context forever, under both compaction policies.
+"""Views of long conversations fit the context forever, under both compaction policies, and
+keep their start from turn to turn (rolling digests before leaving turns out).
 
 The real engine's chat template and tokenizer count every view; the history is a synthetic
-1,000-turn conversation (generating that many turns would take hours on two cores).
+1,000-turn conversation (generating that many turns would take hours on two cores;
+``test_long_session.py`` runs hundreds of real turns under short budgets).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import pytest
 
 from macaron_local.hcp import load_profile
 from macaron_local.store import TurnRecord
-from macaron_local.turns.views import DROP_BLOCK, View, build_view
+from macaron_local.turns.views import BLOCK, DROP_BLOCK, View, build_view
 
 LABELS = ("L0", "L1", "L2", "L3")
 
@@ -41,6 +43,16 @@ def _summary(turn: TurnRecord) -> str:
     return f"The user asked about item {turn.id[1:]}; the {turn.label} specialist answered."
 
 
+def _long_summary(turn: TurnRecord) -> str:
+    """Three sentences, as the profile's summary prompt asks for (~60 tokens)."""
+    i = int(turn.id[1:])
+    return (
+        f"The user asked the {turn.label} specialist for help with item {i} of a long list. "
+        f"The specialist answered with a short plan for item {i}, naming the tools to use. "
+        f"Worth remembering: item {i} is due on day {i % 28 + 1} and costs {i * 3} euros."
+    )
+
+
 @pytest.fixture(scope="module")
 def engine(model_path: Any) -> Any:
     from macaron_local.engine.engine import Engine, EngineConfig
@@ -49,13 +61,15 @@ def engine(model_path: Any) -> Any:
         yield engine
 
 
-def _view(engine: Any, profile: Any, label: str, history: list[TurnRecord]) -> View:
+def _view(
+    engine: Any, profile: Any, label: str, history: list[TurnRecord], summary: Any = _summary
+) -> View:
     return build_view(
         profile,
         label,
         history,
         "and the next one?",
-        summary_of=_summary,
+        summary_of=summary,
         chat_tokens=engine.chat_tokens,
         n_ctx=4096,
     )
@@ -98,3 +112,51 @@ def test_the_start_of_a_long_view_stays_put_from_turn_to_turn(engine: Any) -> No
     views = [_view(engine, profile, "L0", history[:n]) for n in range(600, 620)]
     same = sum(a.messages[:3] == b.messages[:3] for a, b in zip(views, views[1:], strict=False))
     assert same >= 0.7 * (len(views) - 1), same
+
+
+def _prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def test_rolling_digests_come_before_leaving_turns_out_and_keep_the_prefix(engine: Any) -> None:
+    """One label's views at its own turns 100-300 (the slot its KV prefix lives in): notes are
+    folded into digests before any turn is left out, a digest's lines never change (it only
+    gains the label's own turns once they are summarized), and most of each view is the
+    previous one's start (the old views, which left turns out 8 at a time and never folded,
+    reused a median of 5% of it and showed 34 earlier turns, not 60 and more)."""
+    profile = load_profile("tall-local")
+    history = _history(300)
+    views = [
+        (n, _view(engine, profile, "L0", history[:n], _long_summary))
+        for n in range(100, 300)
+        if history[n].label == "L0"
+    ]
+    digests: dict[str, set[str]] = {}
+    for n, view in views:
+        assert view.folded > 0 and view.folded % BLOCK == 0 and view.dropped % DROP_BLOCK == 0
+        notes = [m["content"] for m in view.messages if m["content"].startswith("[Earlier turns ")]
+        assert notes and all(1 < len(d.splitlines()) <= BLOCK + 1 for d in notes)
+        for d in notes:
+            head, *lines = d.splitlines()
+            assert digests.setdefault(head, set()) <= set(lines), (n, head)
+            digests[head] = set(lines)
+        recent = n - profile.memory.keep_recent_turns  # the latest turns: never folded or left out
+        assert view.folded <= recent and view.dropped <= recent
+    assert views[0][1].dropped < views[-1][1].dropped  # left out in the end, digests first
+    pairs = zip(views, views[1:], strict=False)
+    reused = sorted(_prefix(a.tokens, b.tokens) / len(b.tokens) for (_, a), (_, b) in pairs)
+    assert reused[len(reused) // 2] >= 0.6, reused
+    shown = sorted(n - v.dropped for n, v in views)
+    assert shown[len(shown) // 2] >= 60, shown
+
+
+def test_drop_oldest_never_folds(engine: Any) -> None:
+    base = load_profile("tall-local")
+    memory = base.memory.model_copy(update={"compaction": "drop-oldest"})
+    profile = base.model_copy(update={"memory": memory})
+    view = _view(engine, profile, "L0", _history(300), _long_summary)
+    assert view.folded == 0 and view.dropped > 0
+    assert not any(m["content"].startswith("[Earlier turns ") for m in view.messages)
