@@ -32,7 +32,15 @@ from macaron_local.engine.lora_io import check_lora, read_lora
 from macaron_local.engine.slots import SEQ, Slot, SlotTable
 from macaron_local.engine.tokenizer import Vocab
 from macaron_local.engine.types import GREEDY, AdapterInfo, Completion, Sampling
-from macaron_local.engine.worker import BACKGROUND, INTERACTIVE, ROUTE, Job, Stream, Worker
+from macaron_local.engine.worker import (
+    BACKGROUND,
+    INTERACTIVE,
+    ROUTE,
+    SUMMARY,
+    Job,
+    Stream,
+    Worker,
+)
 from macaron_local.errors import (
     AdapterFormatError,
     AdapterMismatchError,
@@ -51,6 +59,7 @@ __all__ = [
     "BACKGROUND",
     "INTERACTIVE",
     "ROUTE",
+    "SUMMARY",
     "AdapterOptions",
     "Engine",
     "EngineConfig",

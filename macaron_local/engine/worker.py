@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar, cast
 from macaron_local.errors import CancelledError, EngineError
 
 ROUTE = -10  # a route decides where a turn goes: it runs between an answer's tokens
+SUMMARY = -5  # a committed turn's summary: after routes, before the next answer (it keeps up)
 INTERACTIVE = 0
 BACKGROUND = 10
 

@@ -103,9 +103,10 @@ class Memory(_Frozen):
     compaction: Literal["summarize-oldest", "drop-oldest"] = "summarize-oldest"
     keep_recent_turns: Annotated[int, Strict(), Field(ge=0, le=64)] = 2
     answer_reserve: Annotated[int, Strict(), Field(ge=0)] = 512
-    # How long a turn waits for another turn's summary its view needs, in seconds; past that the
-    # view shows a provisional note (the request and the answer's opening) and the real summary
-    # lands for later turns. None: always wait (summaries before latency).
+    # How long a turn waits for another turn's summary its view needs when it is written in the
+    # background (a catch-up), in seconds; past that the view shows a provisional note (the
+    # request and the answer's opening) and the real summary lands for later turns. None: always
+    # wait. A committed turn's summary is written before the next answer and always waited for.
     summary_wait_s: Annotated[float, Field(ge=0)] | None = None
     # How long closing the runtime goes on writing summaries (this run's, then those earlier
     # runs left undone); the rest is left for the next start, as after a crash.

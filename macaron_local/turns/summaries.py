@@ -1,11 +1,16 @@
-"""The summary hop's bookkeeping on the runtime: each committed turn's summary is written in the
-background, a view that needs one waits for it (at most the profile's ``summary_wait_s``), and
-summaries a killed run left unwritten are made at the next start. :class:`Runtime` mixes it in;
-what a summary prompt holds is ``turns/summary.py``'s.
+"""The summary hop's bookkeeping on the runtime: each committed turn's summary is written
+between answers (the engine's ``SUMMARY`` priority: after routes, before the next answer, so
+summaries keep up with back-to-back turns instead of waiting for an idle engine), a view that
+needs one waits for it, and summaries a killed run left unwritten are made at the next start, in
+the background. A view waits for a summary written between answers for as long as it takes (the
+next answer could not start before it anyway), and for a background one at most the profile's
+``summary_wait_s`` (then a provisional note). :class:`Runtime` mixes it in; what a summary prompt
+holds is ``turns/summary.py``'s.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -13,7 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING
 
-from macaron_local.engine import BACKGROUND, INTERACTIVE
+from macaron_local.engine import BACKGROUND, INTERACTIVE, SUMMARY
 from macaron_local.errors import MacaronError
 from macaron_local.store import (
     TurnRecord,
@@ -52,14 +57,16 @@ class SummaryHops:
 
     def _init_summaries(self) -> None:
         self._pending: dict[str, Future[str]] = {}
+        # pending ones the engine writes before answers: their record and engine request
+        self._ahead: dict[str, tuple[TurnRecord, Stream[Completion]]] = {}
         self._pending_lock = threading.Lock()
         self._summarizer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="summary")
 
     def _summarize_later(
         self, record: TurnRecord, view: View, binding: adapter_bindings.Binding, *, remote: bool
     ) -> None:
-        """Write the turn's summary in the background (always locally: a remote answer and
-        its view are first fitted to the local context)."""
+        """Write the turn's summary before the next answer (always locally: a remote answer
+        and its view are first fitted to the local context)."""
         messages, answer = list(view.messages), record.answer
         if remote:
             messages, answer = fit_locally(self.engine, self.profile, messages, answer)
@@ -70,15 +77,17 @@ class SummaryHops:
             slot=f"summary:{record.label}",
             view=messages,
             answer=answer,
+            priority=SUMMARY,
         )
-        self._track(record.id, record.model_copy(update={"answer": answer}), binding, stream)
+        ahead = record.model_copy(update={"answer": answer})
+        self._track(record.id, ahead, binding, stream, ahead=True)
 
     def _save_summary(
         self, record: TurnRecord, binding: adapter_bindings.Binding, stream: Stream[Completion]
     ) -> str:
         try:
             done = stream.result()
-            text = self._checked(visible(done.text) or record.request[:200], record)
+            text = self._text(done, record)
             save_summary(
                 self.db(),
                 record.id,
@@ -91,6 +100,11 @@ class SummaryHops:
         finally:
             with self._pending_lock:
                 self._pending.pop(record.id, None)
+                self._ahead.pop(record.id, None)
+
+    def _text(self, done: Completion, record: TurnRecord) -> str:
+        """The summary as saved: the visible text (the request's opening if none), checked."""
+        return self._checked(visible(done.text) or record.request[:200], record)
 
     def _checked(self, text: str, record: TurnRecord) -> str:
         """An agent's summary is prose: code in it is replaced by the record's account."""
@@ -105,9 +119,16 @@ class SummaryHops:
     def summary_for(self, turn: TurnRecord, timeout: float | None = None) -> str | None:
         """A turn's summary: stored, pending, or made now (a turn a killed run left without one).
         Waits at most ``timeout`` seconds for a pending or new one (then None: it goes on in the
-        background); with no timeout a new one is made at interactive priority."""
+        background); with no timeout a new one is made at interactive priority. One the engine
+        writes ahead of answers is waited for whatever the timeout (the next answer could not
+        start before it anyway), and read off its request: the text the writer saves."""
         with self._pending_lock:
             future = self._pending.get(turn.id)
+            ahead = self._ahead.get(turn.id)
+        if ahead is not None:
+            record, stream = ahead
+            with contextlib.suppress(MacaronError):  # an error is the writer's to report
+                return self._text(stream.result(), record)
         if future is None:
             known = summaries(self.db(), [turn.id])
             if turn.id in known:
@@ -147,12 +168,17 @@ class SummaryHops:
         record: TurnRecord,
         binding: adapter_bindings.Binding,
         stream: Stream[Completion],
+        *,
+        ahead: bool = False,
     ) -> Future[str]:
-        """Queue ``_save_summary`` on the writer and register it as pending; the lock keeps the
-        job from ending (and unregistering) before it is registered."""
+        """Queue ``_save_summary`` on the writer and register it as pending (``ahead``: written
+        before the next answer); the lock keeps the job from ending (and unregistering) before
+        it is registered."""
         with self._pending_lock:
             future = self._summarizer.submit(self._save_summary, record, binding, stream)
             self._pending[turn_id] = future
+            if ahead:
+                self._ahead[turn_id] = (record, stream)
         return future
 
     def finish_pending(self, timeout: float | None = None) -> list[str]:

@@ -3,9 +3,10 @@
 The summary sees exactly what training shows it: the answering label's system prompt, this
 turn's request and answer, and the profile's summary request. Not the rest of the view: given
 other turns' notes, the small model copied them into this one. It runs in a KV slot of its own
-per label (the system prompt is reused; the answer's slot stays intact for the next turn) at
-background priority after the answer is delivered; an interactive request preempts it between
-prompt chunks and between tokens.
+per label (the system prompt is reused; the answer's slot stays intact for the next turn), after
+the answer is delivered, at the priority its caller gives: a committed turn's at ``SUMMARY``
+(before the next answer; a route preempts it between tokens), a catch-up one at background
+priority (any request preempts it between prompt chunks and between tokens).
 
 A summary is prose for the other specialists, never code: :func:`checked_summary` replaces a
 summary with a code fence or code-like lines (what the agent's adapter tends to write: its REPL

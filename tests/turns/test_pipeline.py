@@ -172,19 +172,23 @@ def test_export_import_round_trip(runtime: Runtime) -> None:
 
 
 def test_a_summary_past_the_profiles_wait_is_a_provisional_note(runtime: Runtime) -> None:
+    """A catch-up summary (one a killed run left unwritten) is written in the background; a
+    view waits for it at most ``summary_wait_s`` (a turn's own summary, written before the next
+    answer, is always waited for: tests/turns/test_summaries_keep_up.py)."""
     from macaron_local.store import get_turn
     from macaron_local.turns.summary import provisional_summary
 
     profile = runtime.profile
+    s = runtime.new_session()
+    first = runtime.run_turn(TurnRequest(s.id, "I am planting tulips this weekend.", label="L0"))
+    runtime.finish_pending()
+    with runtime.db().conn:  # as if a killed run had not written it (committed)
+        runtime.db().execute("DELETE FROM summaries WHERE turn_id = ?", [first.id])
     memory = profile.memory.model_copy(update={"summary_wait_s": 0.0})
     runtime.profile = profile.model_copy(update={"memory": memory})
     gate = threading.Event()
-    blocker = runtime._summarizer.submit(gate.wait, 60)  # turn 1's summary queues behind it
+    blocker = runtime._summarizer.submit(gate.wait, 60)  # turn 1's catch-up queues behind it
     try:
-        s = runtime.new_session()
-        first = runtime.run_turn(
-            TurnRequest(s.id, "I am planting tulips this weekend.", label="L0")
-        )
         second = runtime.run_turn(
             TurnRequest(s.id, "Write a Python list of three flowers.", label="L2")
         )
