@@ -1,12 +1,13 @@
 """Keystroke echo while an answer streams vs idle (same run), and quitting right after a turn.
 
-    python bench/tui_latency.py [--real] [--keys 60]
+    python bench/tui_latency.py [--real] [--keys 60] [--gap 0.05]
 
 Runs the app headless (Textual's Pilot) over the scripted assistant, or over the real embedded
 model with ``--real`` (a fast test profile in a temporary MACARON_HOME). Each key is sent to the
 input and timed from the key event to the first screen refresh after the input holds it:
 ``--keys`` keys with nothing running (idle), then as many while a long answer streams, one every
-50 ms (a typist), ``--rounds`` times in turn so load drift on a shared machine hits both. Prints
+``--gap`` seconds (50 ms: a very fast typist),
+``--rounds`` times in turn so load drift on a shared machine hits both. Prints
 median and p95 of both and the p95 ratio streaming/idle (target <= 1.5). Then, right after the
 last answer is committed, it quits the way ``macaron`` does (the app exits, then
 ``close(finish_summaries=False)``: the summary is left to the next start) and prints how long
@@ -140,7 +141,10 @@ def main() -> None:
     parser.add_argument("--real", action="store_true", help="use the real embedded model")
     parser.add_argument("--keys", type=int, default=60, help="per phase")
     parser.add_argument("--rounds", type=int, default=2, help="idle + streaming phases")
+    parser.add_argument("--gap", type=float, default=0.05, help="seconds between keys")
     args = parser.parse_args()
+    global GAP_S
+    GAP_S = args.gap
     result = asyncio.run(run(args.real, args.keys, args.rounds))
     print(("real" if args.real else "scripted"), {k: round(v, 2) for k, v in result.items()})
 

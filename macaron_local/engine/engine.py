@@ -516,10 +516,12 @@ class Engine:
         self._activate(req.adapter)
         slot = self._slots.get(req.key, req.adapter)
         self._slots.enter(slot)
-        if req.priority > INTERACTIVE:  # yield between prompt chunks: an answer may be waiting
-            out.n_reused, out.n_evaluated = yield from self._feed_in_steps(req, slot)
-        else:
-            out.n_reused, out.n_evaluated = self._feed(slot, req.tokens)
+        # yield between prompt chunks, so a route, a close or a cancel waits for one chunk, not
+        # the whole prompt; summaries and background work in small chunks (a route or an answer
+        # may be waiting, or the app quitting: a 335-token summary was one 4 s step under load)
+        small = req.priority == SUMMARY or req.priority > INTERACTIVE
+        chunk = BACKGROUND_CHUNK if small else self.config.n_batch
+        out.n_reused, out.n_evaluated = yield from self._feed_in_steps(req, slot, chunk, stream)
         out.prompt_s = time.perf_counter() - started
         chain = self._sampler(req)
         try:
@@ -589,21 +591,26 @@ class Engine:
             grammar=grammar,
         )
 
-    def _feed_in_steps(self, req: _Request, slot: Slot) -> Generator[None, None, tuple[int, int]]:
-        """:meth:`_feed` in chunks of ``BACKGROUND_CHUNK`` new tokens with a yield after each, so
-        a background prompt holds the engine for one chunk at most, not its whole length."""
+    def _feed_in_steps(
+        self, req: _Request, slot: Slot, chunk: int, stream: Stream[Completion]
+    ) -> Generator[None, None, tuple[int, int]]:
+        """:meth:`_feed` in chunks of ``chunk`` new tokens with a yield after each, so a prompt
+        holds the engine for one chunk at most, not its whole length; a cancelled request stops
+        feeding (the slot keeps the valid prefix it has)."""
         tokens = req.tokens
         keep = min(_common_prefix(slot.tokens, tokens), len(tokens) - 1)
         evaluated, end = 0, keep
         while end < len(tokens):
             if end > keep:
                 yield
+                if stream.cancelled:
+                    break
                 self._activate(req.adapter)  # another job may have run meanwhile
                 self._slots.enter(slot)
                 # and may have read this slot further along the same tokens (a route request
                 # over the router's warm-up): go on from there instead of cutting its work off
                 end = max(end, min(_common_prefix(slot.tokens, tokens), len(tokens) - 1))
-            end = min(end + BACKGROUND_CHUNK, len(tokens))
+            end = min(end + chunk, len(tokens))
             evaluated += self._feed(slot, tokens[:end])[1]
         return keep, evaluated
 

@@ -434,3 +434,20 @@ def test_a_route_runs_between_the_tokens_of_a_running_answer(engine: Engine) -> 
     routed = engine.complete(chat(engine, "Pick one."), slot="route", max_tokens=1, priority=ROUTE)
     assert routed.tokens and not answer.done  # served while the answer was still going
     assert "".join(pieces) and answer.result().tokens == alone.tokens
+
+
+def test_an_answer_cancelled_during_its_prompt_stops_at_the_next_chunk(model_path) -> None:
+    """An interactive prompt is fed in ``n_batch`` chunks with a yield between them, so a
+    cancel (Esc, a closing app) or a route waits for one chunk, not the whole prompt (quitting
+    right after a turn waited 4-5 s for a summary's whole prompt)."""
+    with Engine(model_path, EngineConfig(n_ctx=2048, n_batch=64)) as eng:
+        prompt = chat(eng, "Summarize this: " + "the tide came in and went out again. " * 120)
+        n_prompt = len(eng.tokenize(prompt))
+        assert n_prompt > 10 * 64
+        cancel = threading.Event()
+        cancel.set()  # before it starts: the first chunk is fed, then it stops
+        stream = eng.generate(prompt, slot="long", max_tokens=8, cancel=cancel)
+        with pytest.raises(CancelledError):
+            stream.result()
+        again = eng.complete(prompt, slot="long", max_tokens=4)  # the slot kept that chunk
+        assert again.n_reused == 64 and again.n_evaluated == n_prompt - 64 and again.tokens

@@ -130,3 +130,33 @@ async def test_the_first_run_notice_does_not_take_the_input_keys(
         await pilot.press("f10")
         await wait_for(pilot, lambda: not app.chat.query(ExperienceBanner))
         assert scripted.experience_choice is False and app.focused is prompt_of(app)
+
+
+async def test_typing_during_a_stream_defers_its_render_and_loses_no_text(
+    app: MacaronApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keys typed while an answer streams hold its Markdown render back until a pause (each
+    render lays out the chat, and a key waits behind it); the streamed text is kept, and it
+    is rendered once the hold ends."""
+    from macaron_local.tui.widgets import messages
+
+    scripted: ScriptedAssistant = app.assistant  # type: ignore[assignment]
+    scripted.hold = threading.Event()
+    monkeypatch.setattr(messages, "TYPING_S", 3600.0)  # a key counts as "typing now"
+    monkeypatch.setattr(messages, "MAX_DEFER_S", 3600.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, "tell me about waves", wait=False)
+        await wait_for(pilot, scripted.streaming.is_set)
+        widget = app.chat.query(AssistantMessage).last()
+        answer = widget.query_one(".answer", messages.Markdown)
+        await wait_for(pilot, lambda: answer.source.strip() != "")  # nothing typed: renders
+        await pilot.press(*"next q")
+        widget.post_message(AssistantMessage.Piece(" MORE"))
+        await wait_for(pilot, lambda: widget.text.endswith(" MORE"))
+        await pilot.pause(4 * messages.RENDER_EVERY_S)  # render timers fire and wait
+        assert "MORE" not in answer.source and prompt_of(app).text == "next q"
+        monkeypatch.setattr(messages, "MAX_DEFER_S", 0.0)  # held long enough: render
+        await wait_for(pilot, lambda: "MORE" in answer.source)
+        scripted.hold.set()
+        await wait_for(pilot, lambda: chat(pilot).job is None)
+        assert prompt_of(app).text == "next q"

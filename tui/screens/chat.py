@@ -98,6 +98,7 @@ class ChatScreen(SessionActions, Screen[None]):
         self.session_id: str | None = None
         self.pin: str | None = None
         self.job: TurnJob | None = None
+        self.streaming: AssistantMessage | None = None  # the answer of the running turn
         self.editing = False
         self.selected: AssistantMessage | None = None
         self._load_reported = False
@@ -201,7 +202,7 @@ class ChatScreen(SessionActions, Screen[None]):
             parts.append("editing the last message (Enter sends a new branch)")
         if self.not_learning:
             parts.append("not learning from this chat (/nolearn)")
-        self.query_one("#status", Static).update(" · ".join(parts))
+        self._set_status(" · ".join(parts))
         self._summary_polls += 1
         if self._summary_polls % 8 == 0:  # every 2 s
             self._refresh_summary()
@@ -209,14 +210,32 @@ class ChatScreen(SessionActions, Screen[None]):
             self._load_reported = True
             report(self.app, a.load_error)
 
+    def _set_status(self, text: str) -> None:
+        """The status line is one row high: a new text needs no layout of the screen, and an
+        unchanged one no refresh (it is polled 4 times a second; a layout per poll cost
+        ~20 ms of the event loop, which keystrokes waited on)."""
+        status = self.query_one("#status", Static)
+        if str(status.content) != text:
+            status.update(text, layout=False)
+
     # --- input -----------------------------------------------------------------------------
+
+    @on(TextArea.Changed, "#prompt")
+    def typed(self) -> None:
+        """A key in the input while an answer streams: its renders wait for a pause."""
+        if self.streaming is not None:
+            self.streaming.typed()
 
     @on(PromptInput.Completions)
     def completions(self, event: PromptInput.Completions) -> None:
         """The slash commands a ``/word`` may become, above the input (Tab completes)."""
         hint = self.query_one("#completions", Static)
-        hint.display = bool(event.names)
         names = event.names
+        if not names:  # every key posts this: no layout of the screen unless the hint changes
+            if hint.display:
+                hint.display = False
+            return
+        hint.display = True
         if len(names) == 1:
             hint.update(f"Tab completes /{names[0]}: {COMMANDS[names[0]]}")
         else:
@@ -359,6 +378,7 @@ class ChatScreen(SessionActions, Screen[None]):
         )
         chat.scroll_end(animate=False)
         self.job = TurnJob(mode, text, label, self.session_id or "", remote=remote, ui=ui)
+        self.streaming = widget
         self.poll_status()
         self.turn_worker(widget, self.job)
 
@@ -446,6 +466,7 @@ class ChatScreen(SessionActions, Screen[None]):
     @on(AssistantMessage.Finished)
     async def turn_finished(self, event: AssistantMessage.Finished) -> None:
         job, self.job = self.job, None
+        self.streaming = None
         if event.item is not None:
             self.select(event.widget)
             await self.refresh_sessions()
@@ -491,7 +512,7 @@ class ChatScreen(SessionActions, Screen[None]):
             return
         self.job.cancel.set()
         self.questions.decline_all()
-        self.query_one("#status", Static).update("cancelling…")
+        self._set_status("cancelling…")
 
     async def action_retry(self) -> None:
         if self._has_turn():

@@ -14,6 +14,7 @@ record: for history at once, for a new turn when it is final.
 from __future__ import annotations
 
 import re
+import time
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
     from macaron_local.remote.hybrid import Notice
 
 RENDER_EVERY_S = 0.2  # while streaming, the answer's Markdown is rendered at most this often
+TYPING_S = 0.3  # a key this recent means the user is typing: renders wait until a pause
+MAX_DEFER_S = 2.0  # ...but streamed text is never held back longer than this
 FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
 
 
@@ -152,6 +155,8 @@ class AssistantMessage(Vertical, can_focus=True):
         self._stream: MarkdownStream | None = None
         self._unrendered: list[str] = []  # streamed text not rendered yet (see _write)
         self._render_timer: Timer | None = None
+        self._typed_at = 0.0  # monotonic time of the user's last key in the input (typed())
+        self._held_since = 0.0  # when the oldest unrendered text arrived
         self._ui: UiStream | None = None  # set while an L3 answer streams
         self.ui_view: GenUIView | None = None
 
@@ -243,13 +248,30 @@ class AssistantMessage(Vertical, can_focus=True):
     async def _write(self, text: str) -> None:
         """Markdown is re-rendered at most every ``RENDER_EVERY_S``, not once per token: each
         render re-parses the last block and lays out the chat, and per token that cost made
-        keystroke echo 4x slower while an answer streamed."""
+        keystroke echo 4x slower while an answer streamed. While the user types, renders wait
+        for a pause in the typing (``TYPING_S``), at most ``MAX_DEFER_S``: each render lays out
+        the chat twice (~20 ms each on a busy machine) and a key arriving then waits for it."""
+        if not self._unrendered:
+            self._held_since = time.monotonic()
         self._unrendered.append(text)
         if self._render_timer is None:
-            self._render_timer = self.set_timer(RENDER_EVERY_S, self._render_pending)
+            self._render_timer = self.set_timer(RENDER_EVERY_S, self._render_due)
+
+    def typed(self) -> None:
+        """The user typed into the input while this answer streams (the screen tells us)."""
+        self._typed_at = time.monotonic()
+
+    async def _render_due(self) -> None:
+        """The render timer: while the user types, wait for a pause (up to ``MAX_DEFER_S``),
+        else render now."""
+        self._render_timer = None
+        now = time.monotonic()
+        if now - self._typed_at < TYPING_S and now - self._held_since < MAX_DEFER_S:
+            self._render_timer = self.set_timer(RENDER_EVERY_S, self._render_due)
+            return
+        await self._render_pending()
 
     async def _render_pending(self) -> None:
-        self._render_timer = None
         text = "".join(self._unrendered)
         self._unrendered.clear()
         if not text:

@@ -112,6 +112,8 @@ class Sidebar(Vertical):
     async def _fill(self, rows: list[SessionRow], index: int | None) -> None:
         view = self.query_one(ListView)
         await view.clear()
+        if not view.is_attached:  # the app closed meanwhile (quit as a turn ended): nothing to show
+            return
         await view.extend(rows)
         view.index = index
 
