@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     from macaron_local.agent.tools import ConfirmFn
     from macaron_local.genui.actions import Action
-    from macaron_local.genui.catalogue import Document
+    from macaron_local.genui.catalogue import Catalogue, Document
     from macaron_local.refine.refine_loop import RefineConfig
     from macaron_local.turns.pipeline import Runtime
 
@@ -181,6 +181,14 @@ class Assistant:
         runtime = self._runtime
         profile = runtime.profile if runtime is not None else self._profile_obj()
         return profile.label_for(role)
+
+    def ui_catalogue(self) -> Catalogue:
+        """The components a generated UI may use: the built-in ones and the plugins' (the
+        runtime's; the built-in catalogue until the model is loaded)."""
+        from macaron_local.genui.catalogue import default_catalogue
+
+        runtime = self._runtime
+        return runtime.ui_catalogue if runtime is not None else default_catalogue()
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         self.start()

@@ -22,7 +22,7 @@ COMMANDS: dict[str, str] = {
     "rename": "rename this session <title>",
     "delete": "delete this session (undo with /undo)",
     "undo": "restore the last deleted session",
-    "export": "export this session [md|json] [path]",
+    "export": "export this session [md|json] [path], or its interface [html] [path]",
     "import": "import a JSON export <path>",
     "retry": "answer the last message again (a new branch)",
     "edit": "edit the last message [new text] (a new branch)",

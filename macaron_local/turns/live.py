@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from macaron_local.errors import ContractError, MacaronError
+from macaron_local.genui.extend import with_plugins
 from macaron_local.hcp import Profile, ProfileWatcher, check_approved
 from macaron_local.manifests import get_manifest
 from macaron_local.plugins.reload import PluginWatcher
@@ -172,7 +173,11 @@ def apply_profile(runtime: Runtime, new: Profile) -> list[str]:
 
 
 def apply_plugins(runtime: Runtime) -> None:
-    """Rebuild the tool registry from the plugins loaded now (new agent sessions get it)."""
+    """Rebuild the tool registry and the UI catalogue from the plugins loaded now (new agent
+    sessions get the tools, the next GenUI answer the components)."""
     runtime.registry = runtime.plugins.registry()
     runtime.tools = tool_descriptions(runtime.registry)
+    runtime.ui_catalogue, problems = with_plugins(runtime.plugins.components())
+    for problem in problems:
+        log.warning("plugin component: %s", problem)
     runtime.reset_caches()

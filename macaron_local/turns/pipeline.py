@@ -32,7 +32,7 @@ from macaron_local.errors import (
     MacaronError,
     TurnError,
 )
-from macaron_local.genui.catalogue import default_catalogue
+from macaron_local.genui.extend import with_plugins
 from macaron_local.genui.serving import GrammarCache, action_tools, agent_label, genui_label
 from macaron_local.hcp import Profile, check_approved, load_profile
 from macaron_local.hcp.schema import Resources
@@ -109,7 +109,9 @@ class Runtime(SummaryHops):
         self._turn_confirm: dict[str, ConfirmFn] = {}  # agent key -> its running turn's answerer
         self._local = threading.local()
         self._init_summaries()
-        self.ui_catalogue = default_catalogue()  # what the GenUI label draws with
+        # what the GenUI label draws with: the built-in components and the plugins'
+        self.ui_catalogue, ui_warnings = with_plugins(self.plugins.components())
+        self.warnings += ui_warnings
         self.ui_grammars = GrammarCache()  # its answer grammar, built once per catalogue+tools
 
     @classmethod

@@ -45,6 +45,7 @@ from macaron_local.facade import (
     TurnItem,
     TurnRequest,
 )
+from macaron_local.genui.catalogue import Catalogue, default_catalogue
 from macaron_local.remote.hybrid import Notice
 from macaron_local.turns.route import RouteResult
 
@@ -116,6 +117,7 @@ class ScriptedAssistant:
         self.started = False
         self.summaries_written = True  # False: every summary is still being written
         self.ui_kept: dict[str, dict[str, Any]] = {}  # turn id -> generated UI state
+        self.catalogue = default_catalogue()  # what generated UIs may use (a test adds to it)
 
     def _id(self, prefix: str) -> str:
         self._n += 1
@@ -241,6 +243,9 @@ class ScriptedAssistant:
 
     def label_for(self, role: str) -> str | None:
         return next((label for label, (r, _) in ROLES.items() if r == role), None)
+
+    def ui_catalogue(self) -> Catalogue:
+        return self.catalogue
 
     def run_turn(self, request: TurnRequest, events: TurnEvents = NO_EVENTS) -> TurnItem:
         self._get(request.session_id)

@@ -86,6 +86,31 @@ async def test_ticks_values_and_submissions_are_kept_and_restored(
         assert "1 submission(s) kept" in str(view.query_one(".ui-submitted", Static).render())
 
 
+async def test_export_html_writes_the_interface_with_what_the_user_set(
+    scripted: ScriptedAssistant, tmp_path: Path, notes: list[str], app: MacaronApp
+) -> None:
+    """``/export html`` writes the chat's generated UI as a page with its live state; the
+    private (NoAI) value typed into it stays out of the file."""
+    from macaron_local.tui.widgets.prompt import PromptInput
+
+    sid, _ = _session(scripted)
+    page = tmp_path / "out" / "run.html"
+    async with app.run_test(size=SIZE) as pilot:
+        view = await _open(app, pilot, sid)
+        view.query_one(SelectionList).select(1)  # "Run" ticked
+        inputs = list(view.query(Input))
+        inputs[0].value, inputs[2].value = "trail shoes", "9876"
+        await pilot.pause()
+        prompt = app.chat.query_one(PromptInput)
+        prompt.load_text(f"/export html {page}")
+        await pilot.press("enter")
+        await wait_for(pilot, page.exists)
+    html = page.read_text(encoding="utf-8")
+    assert 'data-id="todo"' in html and "trail shoes" in html and "9876" not in html
+    assert '<input type="checkbox" checked> Run' in html  # the tick, not the initial state
+    assert any("Exported the interface" in n for n in notes)
+
+
 def test_the_facade_keeps_ui_state_in_the_store_without_noai_values(tmp_path: Path) -> None:
     db_path = tmp_path / "m.db"
     a = Assistant(db_path=db_path)

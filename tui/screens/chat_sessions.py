@@ -15,6 +15,7 @@ from macaron_local.errors import MacaronError
 from macaron_local.tui.errors import report
 from macaron_local.tui.screens.ask import AskScreen
 from macaron_local.tui.widgets.inspector import Inspector
+from macaron_local.tui.widgets.messages import AssistantMessage
 from macaron_local.tui.widgets.sidebar import Sidebar
 
 if TYPE_CHECKING:
@@ -189,6 +190,9 @@ class SessionActions(_Base):
             self.notify("Nothing to export yet.", severity="warning")
             return
         words = arg.split(maxsplit=1)
+        if words and words[0].lower() == "html":
+            self.export_ui(words[1] if len(words) > 1 else "")
+            return
         fmt = "json" if words and words[0].lower() == "json" else "markdown"
         if words and words[0].lower() in {"md", "markdown", "json"}:
             words = words[1:]
@@ -209,6 +213,39 @@ class SessionActions(_Base):
             )
             return
         self.notify(f"Exported to {target}")
+
+    def export_ui(self, path: str = "") -> None:
+        """``/export html [PATH]``: the selected (else the last) generated UI, with what the user
+        set in it, as one self-contained page (no script; private fields left out)."""
+        from macaron_local.genui import to_html
+
+        views = [
+            w.ui_view
+            for w in self.query(AssistantMessage)
+            if w.ui_view is not None and w.ui_view.document is not None
+        ]
+        widget = self.target()
+        view = widget.ui_view if widget is not None and widget.ui_view in views else None
+        view = view or (views[-1] if views else None)
+        if view is None or view.document is None:
+            self.notify("No generated interface to export in this chat.", severity="warning")
+            return
+        doc = view.document
+        slug = re.sub(r"[^a-z0-9]+", "-", doc.title.lower()).strip("-")[:40] or "interface"
+        folder = Path(self.app.settings.export_dir or Path.cwd())  # type: ignore[attr-defined]
+        target = Path(path).expanduser() if path else folder.expanduser() / f"macaron-{slug}.html"
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(to_html(doc, view.read_state()), encoding="utf-8")
+        except OSError as exc:
+            report(
+                self.app,
+                MacaronError(
+                    f"could not write the page: {exc}", hint="give another path: /export html PATH"
+                ),
+            )
+            return
+        self.notify(f"Exported the interface to {target}")
 
     def _export_path(self, sid: str, fmt: str) -> Path:
         folder = self.app.settings.export_dir or Path.cwd()  # type: ignore[attr-defined]

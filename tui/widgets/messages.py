@@ -26,6 +26,7 @@ from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from macaron_local.facade import TurnItem, badge
+from macaron_local.genui.catalogue import Catalogue
 from macaron_local.genui.stream import ComponentReady, DocumentReady, Prose, UiStream, split_answer
 from macaron_local.tui.widgets.genui import GenUIView
 from macaron_local.tui.widgets.toolsteps import ToolSteps
@@ -163,7 +164,8 @@ class AssistantMessage(Vertical, can_focus=True):
     def compose(self) -> ComposeResult:
         yield Static(self._badge_text(), classes="badge", markup=False)
         yield ToolSteps(self.item.tool_calls if self.item else (), classes="tool-steps")
-        answer = split_answer(self.text) if self.item and self._draws_ui(self.item.label) else None
+        draws = self.item is not None and self._draws_ui(self.item.label)
+        answer = split_answer(self.text, self._catalogue()) if draws else None
         if answer is not None and answer.document is not None:
             yield Markdown(answer.prose or None, classes="answer")
             self.ui_view = GenUIView(answer.document, turn_id=self.item.id, saved=self.ui_saved)
@@ -198,6 +200,11 @@ class AssistantMessage(Vertical, can_focus=True):
         assistant = getattr(self.app, "assistant", None)
         return assistant is not None and label == assistant.label_for("genui")
 
+    def _catalogue(self) -> Catalogue | None:
+        """The components generated UIs may use (the plugins' too), from the app's assistant."""
+        assistant = getattr(self.app, "assistant", None)
+        return assistant.ui_catalogue() if assistant is not None else None
+
     @property
     def badge_text(self) -> str:
         return str(self.query_one(".badge", Static).content)
@@ -210,7 +217,7 @@ class AssistantMessage(Vertical, can_focus=True):
         where = "answering remotely…" if self.remote else "answering…"
         self.query_one(".badge", Static).update(f"{self._routed} · {where}")
         if self._draws_ui(event.label):
-            self._ui = UiStream()
+            self._ui = UiStream(self._catalogue())
 
     async def on_assistant_message_noticed(self, event: Noticed) -> None:
         notice = event.notice
@@ -225,7 +232,7 @@ class AssistantMessage(Vertical, can_focus=True):
         self._unrendered.clear()  # the remote text is void
         await self._stop_stream()
         if self._ui is not None:
-            self._ui = UiStream()
+            self._ui = UiStream(self._catalogue())
         if self.ui_view is not None:
             await self.ui_view.remove()
             self.ui_view = None
@@ -297,7 +304,7 @@ class AssistantMessage(Vertical, can_focus=True):
 
     async def _settle_ui(self, answer_text: str) -> None:
         """The committed answer: keep the streamed UI if it matches, else rebuild or drop it."""
-        answer = split_answer(answer_text)
+        answer = split_answer(answer_text, self._catalogue())
         view = self.ui_view
         if answer.document is None:
             if view is not None:
