@@ -12,11 +12,14 @@ import importlib
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from macaron_local.errors import MacaronError
+
+if TYPE_CHECKING:
+    from macaron_local.remote.hybrid import Notice
 
 
 def edge(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -139,9 +142,15 @@ def ask(
         for warning in rt.warnings:
             click.echo(f"warning: {warning}", err=True)
         session = session_id or rt.new_session(" ".join(text)[:60]).id
+        kinds: set[str] = set()
+
+        def tell(notice: Notice) -> None:
+            kinds.add(notice.kind)
+            click.echo(f"\nnotice: {notice.message}", err=True)
+
         events = TurnEvents(
             on_text=None if as_json else (lambda piece: click.echo(piece, nl=False)),
-            on_notice=lambda n: click.echo(f"\nnotice: {n.message}", err=True),
+            on_notice=tell,
             confirm=_ask_on_terminal,
         )
         request = TurnRequest(session, " ".join(text), label=label, remote=force_remote)
@@ -150,6 +159,8 @@ def ask(
             click.echo(json.dumps(record_json(record), ensure_ascii=False))
             return
         click.echo()
+        if "rewritten" in kinds:  # the streamed text claimed what the record does not back
+            click.echo(f"\n{record.answer}")
         for call in record.tool_calls:
             click.echo(tool_step_line(call), err=True)
         failed = f" · {record.failed_calls} tool calls failed" if record.failed_calls else ""

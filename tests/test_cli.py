@@ -45,3 +45,20 @@ def test_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
     bad.write_text("not json\n")
     done = macaron("route", "--file", str(bad), home=tmp_path)
     assert done.returncode != 0 and "line 1" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_ask_ends_with_the_answer_the_record_backs(tmp_path: Path) -> None:
+    """The agent's streamed text may claim what no tool call did (here every side effect is
+    declined: there is no terminal to ask on); the runtime then replaces the answer, and `ask`
+    must show that one last, not leave the claim as the final word on the screen."""
+    import sqlite3
+
+    done = macaron(
+        "ask", "--label", "L1", "remind me to water the plants tomorrow at 9am", home=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    db = sqlite3.connect(tmp_path / "data" / "macaron.db")
+    (answer,) = db.execute("SELECT answer FROM turns").fetchone()
+    assert done.stdout.rstrip().endswith(answer.strip()), (done.stdout, answer)
+    if "the streamed answer was replaced" in done.stderr:  # what it said is not what it did
+        assert "declined" in answer or "did not" in answer, answer

@@ -289,6 +289,8 @@ class Runtime(SummaryHops):
         if uses_tools:
             acted = self._act(local, binding, request.session_id, events, seed)
             done, calls = acted.completion, acted.tool_calls
+            if acted.rewritten:  # what streamed is not what the record backs: say so
+                events.notice(Notice("rewritten", REWRITTEN + acted.rewritten, acted.rewritten))
         else:
             s = self.profile.sampling_for(label)
             done = answer(
@@ -547,6 +549,9 @@ class Runtime(SummaryHops):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+REWRITTEN = "the streamed answer was replaced by one the record backs: "
 
 
 def _slot(session_id: str, label: str) -> str:
