@@ -566,13 +566,22 @@ class Assistant:
 
     def start_refine(self, label: str, *, config: RefineConfig | None = None) -> RefineHandle:
         """Start ``macaron refine run --label`` in the background (niceness 19); poll the
-        handle. Its errors (no experience yet...) arrive in ``progress().error``."""
+        handle. Its errors (no experience yet...) arrive in ``progress().error``. Its gate
+        measures on the runtime's engine (one engine owns llama.cpp), or on one of its own
+        while no runtime is loaded."""
         from macaron_local.learning import start_job
 
         labels = self._profile_obj().labels
         if label not in labels:
             raise ContractError(f"no specialist {label!r}", hint=f"one of {', '.join(labels)}")
-        return start_job(label, profile=self._profile_obj(), db_path=self._db_path, config=config)
+        runtime = self._runtime
+        return start_job(
+            label,
+            profile=self._profile_obj(),
+            db_path=self._db_path,
+            config=config,
+            engine=runtime.engine if runtime is not None else None,
+        )
 
     def watch_reminders(self, on_due: Callable[[dict[str, Any]], None]) -> None:
         """Hand each reminder to ``on_due`` when it falls due (those missed while closed at

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from macaron_local.experience.settings import EXPLAINER as EXPLAINER  # for the app
 
 if TYPE_CHECKING:
+    from macaron_local.engine import Engine
     from macaron_local.refine.refine_loop import RefineConfig, RefineJob, RefineReport
 
 NOT_KEPT = (
@@ -180,9 +181,16 @@ def _say(error: BaseException) -> str:
 
 
 def start_job(
-    label: str, *, profile: Any, db_path: Path, config: RefineConfig | None = None
+    label: str,
+    *,
+    profile: Any,
+    db_path: Path,
+    config: RefineConfig | None = None,
+    engine: Engine | None = None,
 ) -> JobHandle:
-    """Start a refine of ``label`` on its background thread (imports torch now)."""
+    """Start a refine of ``label`` on its background thread (imports torch now). ``engine``:
+    the app's, which the gate measures on (None: the gate opens one of its own)."""
     from macaron_local.refine.refine_loop import RefineJob
 
-    return JobHandle(RefineJob(label, profile=profile, db_path=db_path, config=config).start())
+    job = RefineJob(label, profile=profile, db_path=db_path, config=config, engine=engine)
+    return JobHandle(job.start())

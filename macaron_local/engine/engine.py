@@ -255,6 +255,16 @@ class Engine:
                 self.adapter_errors[name] = exc
         return dict(self.adapter_errors)
 
+    def unload_adapter(self, name: str) -> None:
+        """Detach and free the adapter ``name`` (its slots are wiped); unknown names are a
+        no-op. Used for adapters loaded for a while only (the refine gate's candidate)."""
+
+        def drop() -> None:
+            if name in self._adapters:
+                self._drop_adapter(name)
+
+        self._worker.call(drop)
+
     def _drop_adapter(self, name: str) -> None:
         _, handle = self._adapters.pop(name)
         self._slots.forget_adapter(name)

@@ -1,29 +1,43 @@
-"""The promotion gate: measure a revision before/after, decide, and draw the report's plots.
+"""The promotion gate: measure a revision before/after on the served engine, decide, and plot.
 
-Owns :class:`GateConfig` (the regression threshold and the minimum held-out gain), the metrics
-(torch, teacher-forced on the frozen base with the LoRA under test attached): held-out
-experience (answer NLL on accepted/corrected answers, preference accuracy, routing accuracy,
-checker success of a greedy answer) and the fixed regression suite of the label from
-``bench/eval`` (L0: routing accuracy on ``route_eval.jsonl`` plus answer NLL on the L0 rows of
-``summary_turns.jsonl``; L2: NLL of the reference solutions of ``code_tasks.jsonl`` plus its
-summary rows; L1/L3: NLL on their rows of ``summary_turns.jsonl``), the pure decision
-:func:`decide`, and the PNG plots. Must not: touch the policy record (the loop promotes only
-when :func:`decide` passes) or write anything but the plots it is asked for.
+Owns :class:`GateConfig` (the regression threshold and the minimum held-out gain), the metrics,
+measured as the revision would be served: on llama.cpp over the profile's base GGUF (its served
+quantization), the adapter under test loaded into the engine: held-out experience (answer NLL
+on accepted/corrected answers, preference accuracy, routing accuracy through the route hop's
+own prompt and grammar, checker success of a greedy answer) and the fixed regression suite of
+the label from ``bench/eval`` (L0: routing accuracy on ``route_eval.jsonl`` plus answer NLL on
+the L0 rows of ``summary_turns.jsonl``; L2: NLL of the reference solutions of
+``code_tasks.jsonl`` plus its summary rows; L1/L3: NLL on their rows of
+``summary_turns.jsonl``), :func:`run_gate` (both sides on one engine: the app's, or one of its
+own), the pure decision :func:`decide`, and the PNG plots. Must not: touch the policy record
+(the loop promotes only when :func:`decide` passes), import torch, or write anything but the
+plots it is asked for.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
+from macaron_local.engine import BACKGROUND, Engine, Sampling
+from macaron_local.errors import CancelledError, EngineError, RefineError
+from macaron_local.refine.data import ChatTokenizer, Encoded
+
 HIGHER_IS_BETTER = {"route_acc", "pref_acc", "check"}
-ROUTE_DIGIT_OFFSET = 1  # targets are "L", digit, <|im_end|>: the digit is the second target
+GATE_SLOT = "refine-gate"  # the engine's KV slot for the gate's routes and answers
+MAX_LEN = 768  # tokens of one measured conversation
 
 
 class GateConfig(BaseModel):
@@ -91,125 +105,133 @@ def decide(
     return Decision(not reasons, reasons, gains)
 
 
-# --- metrics (torch) --------------------------------------------------------------------------
+# --- metrics (on the served engine) -----------------------------------------------------------
 
 
-def _by_group(items: Sequence[Any], size: int) -> list[list[Any]]:
-    groups: dict[str, list[Any]] = {}
-    for e in items:
-        groups.setdefault(e.group, []).append(e)
-    return [g[i : i + size] for g in groups.values() for i in range(0, len(g), size)]
+@dataclass(frozen=True)
+class Side:
+    """One side of the gate: the served engine with one adapter active (None: the base)."""
+
+    engine: Engine
+    tok: ChatTokenizer  # the served file's own vocabulary and chat template
+    adapter: str | None
+    cancel: threading.Event | None = None
+
+    def check(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise CancelledError("refine run cancelled")
+
+    def logprobs(self, enc: Encoded) -> npt.NDArray[np.float64]:
+        """Log-probability of each target token, teacher-forced through llama.cpp."""
+        self.check()
+        logits = self.engine.eval_logits(enc.tokens, adapter=self.adapter, all_positions=True)
+        rows = np.flatnonzero(enc.targets[1:])  # row j predicts token j + 1
+        picked = logits[rows].astype(np.float64)
+        top = picked.max(1, keepdims=True)
+        norm = top[:, 0] + np.log(np.exp(picked - top).sum(1))
+        return picked[np.arange(len(rows)), np.asarray(enc.tokens)[rows + 1]] - norm
+
+    def complete(self, messages: Sequence[Mapping[str, str]], **kw: Any) -> str:
+        """The text the engine produces for ``messages``, rendered as serving renders them."""
+        self.check()
+        return self.engine.complete(
+            self.engine.chat_tokens([dict(m) for m in messages]),
+            adapter=self.adapter,
+            slot=GATE_SLOT,
+            priority=BACKGROUND,  # a turn of the app that shares the engine goes first
+            cancel=self.cancel,
+            **kw,
+        ).text
 
 
-def answer_nll(
-    model: Any,
-    tok: Any,
-    examples: Sequence[dict],
-    *,
-    max_len: int = 768,
-    bf16: bool = True,
-    batch: int = 8,
-) -> float:
+def _encode(side: Side, examples: Sequence[dict], max_len: int) -> list[Encoded]:
+    from macaron_local.refine.data import encode_turns
+
+    return [e for ex in examples for e in encode_turns(side.tok, ex, max_len)]
+
+
+def answer_nll(side: Side, examples: Sequence[dict], *, max_len: int = MAX_LEN) -> float:
     """Mean NLL per assistant token (teacher-forced)."""
-    import torch
-
-    from macaron_local.refine.train import collate, encode_all, loss_on_targets, shared_prefix
-
-    enc = encode_all(tok, examples, max_len)
     total, n = 0.0, 0
-    with torch.no_grad():
-        for chunk in _by_group(enc, batch):
-            tokens, targets = collate(chunk)
-            loss = loss_on_targets(model, tokens, targets, bf16, shared_prefix(chunk))
-            k = sum(e.n_targets for e in chunk)
-            total, n = total + loss.item() * k, n + k
+    for enc in _encode(side, examples, max_len):
+        lp = side.logprobs(enc)
+        total, n = total - float(lp.sum()), n + len(lp)
     return total / max(1, n)
 
 
 def route_accuracy(
-    model: Any,
-    tok: Any,
-    profile: Any,
-    rows: Sequence[Mapping[str, str]],
-    tools: Mapping[str, str],
-    *,
-    bf16: bool = True,
-    batch: int = 32,
+    side: Side, profile: Any, rows: Sequence[Mapping[str, Any]], tools: Mapping[str, str]
 ) -> float:
-    """Share of rows whose label digit has the highest logit among the profile's labels, at the
-    position where the labels diverge (what the route grammar's choice depends on)."""
-    import torch
+    """Share of rows the route hop sends to their label: the profile's router prompt, grammar
+    and decode budget, greedy; an answer that is no label counts as the fallback label."""
+    from macaron_local.turns.route import clip_middle, route_messages
 
-    from macaron_local.refine.data import route_examples
-    from macaron_local.refine.train import collate, encode_all, shared_prefix
-
-    enc = encode_all(tok, route_examples(rows, profile, tools), 1024)
-    probe = [{"text": "x", "label": lb} for lb in profile.labels]
-    digit = {
-        r["label"]: e.tokens[e.targets.index(True) + ROUTE_DIGIT_OFFSET]
-        for e, r in zip(
-            encode_all(tok, route_examples(probe, profile, tools), 1024), probe, strict=True
-        )
-    }
-    labels = sorted(digit)
-    cand = torch.tensor([digit[lb] for lb in labels])
     right = 0
-    with torch.no_grad():
-        for start in range(0, len(enc), batch):
-            chunk, want = enc[start : start + batch], rows[start : start + batch]
-            tokens, _ = collate(chunk)
-            p = shared_prefix(chunk)
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-                hidden = model.hidden(tokens[:, p:], prefix=tokens[0, :p] if p else None)
-            pos = torch.tensor([e.targets.index(True) - p for e in chunk])
-            logits = model.logits(hidden[torch.arange(len(chunk)), pos].float())[:, cand]
-            picked = [labels[i] for i in logits.argmax(-1).tolist()]
-            right += sum(a == r["label"] for a, r in zip(picked, want, strict=True))
+    for row in rows:
+        prev = row.get("previous")  # [label, digest] of the turn before a follow-up
+        msgs = route_messages(
+            profile,
+            clip_middle(side.engine, row["text"]),
+            tools,
+            (prev[0], prev[1]) if prev else None,
+        )
+        text = side.complete(
+            msgs,
+            grammar=profile.router.grammar,
+            max_tokens=profile.router.decode_budget,
+            sampling=Sampling(temperature=0.0),
+        ).strip()
+        routed = text if text in profile.router.labels else profile.router.fallback
+        right += routed == row["label"]
     return right / max(1, len(rows))
 
 
-def pref_accuracy(model: Any, tok: Any, pairs: Sequence[Mapping[str, Any]]) -> float:
+def pref_accuracy(
+    side: Side, pairs: Sequence[Mapping[str, Any]], *, max_len: int = MAX_LEN
+) -> float:
     """Share of pairs where the chosen answer has the higher summed log-probability."""
-    from macaron_local.refine.refine_loop import pair_examples, seq_logprobs
+
+    def score(p: Mapping[str, Any], key: str) -> float:
+        msgs = [*p["prompt"], {"role": "assistant", "content": p[key]}]
+        return sum(
+            float(side.logprobs(e).sum()) for e in _encode(side, [{"messages": msgs}], max_len)
+        )
 
     if not pairs:
         return 0.0
-    chosen, rejected = pair_examples(tok, pairs)
-    import torch
-
-    with torch.no_grad():
-        c, r = seq_logprobs(model, chosen), seq_logprobs(model, rejected)
-    return float((c > r).float().mean())
+    return sum(score(p, "chosen") > score(p, "rejected") for p in pairs) / len(pairs)
 
 
 def checker_success(
-    model: Any, tok: Any, checkable: Sequence[Mapping[str, Any]], max_tokens: int
+    side: Side, profile: Any, label: str, checkable: Sequence[Mapping[str, Any]], max_tokens: int
 ) -> float:
-    """Share of prompts whose greedy answer passes its checker."""
+    """Share of prompts whose answer passes its checker: the label's sampling from the profile,
+    greedy (the gate must be deterministic), the answer as serving keeps it."""
     from macaron_local.experience.checkers import check
-    from macaron_local.refine.refine_loop import generate
+    from macaron_local.turns.answer import sampling, visible
 
     if not checkable:
         return 0.0
+    greedy = replace(sampling(profile.sampling_for(label)), temperature=0.0)
     ok = 0
     for item in checkable:
-        text = generate(model, tok, item["prompt"], n=1, max_tokens=max_tokens, temperature=0)[0]
-        ok += check(item["checker"], text)
+        text = side.complete(item["prompt"], max_tokens=max_tokens, sampling=greedy)
+        ok += check(item["checker"], visible(text))
     return ok / len(checkable)
 
 
 def heldout_metrics(
-    model: Any, tok: Any, split: Any, cfg: GateConfig, profile: Any, tools: Mapping[str, str]
+    side: Side, split: Any, cfg: GateConfig, profile: Any, label: str, tools: Mapping[str, str]
 ) -> dict[str, float]:
     out: dict[str, float] = {}
     if split.sft:
-        out["nll"] = answer_nll(model, tok, split.sft)
+        out["nll"] = answer_nll(side, split.sft)
     if split.pairs:
-        out["pref_acc"] = pref_accuracy(model, tok, split.pairs)
+        out["pref_acc"] = pref_accuracy(side, split.pairs)
     if split.routing:
-        out["route_acc"] = route_accuracy(model, tok, profile, split.routing, tools)
+        out["route_acc"] = route_accuracy(side, profile, split.routing, tools)
     if split.checkable:
-        out["check"] = checker_success(model, tok, split.checkable, cfg.check_max_tokens)
+        out["check"] = checker_success(side, profile, label, split.checkable, cfg.check_max_tokens)
     return out
 
 
@@ -266,15 +288,117 @@ def regression_examples(
 
 
 def regression_metrics(
-    model: Any, tok: Any, label: str, profile: Any, tools: Mapping[str, str], cfg: GateConfig
+    side: Side, label: str, profile: Any, tools: Mapping[str, str], cfg: GateConfig
 ) -> dict[str, float]:
     examples, routing = regression_examples(label, profile, tools, cfg)
     out: dict[str, float] = {}
     if routing:
-        out["route_acc"] = route_accuracy(model, tok, profile, routing, tools)
+        out["route_acc"] = route_accuracy(side, profile, routing, tools)
     if examples:
-        out["answer_nll"] = answer_nll(model, tok, examples)
+        out["answer_nll"] = answer_nll(side, examples)
     return out
+
+
+def measure(
+    side: Side, heldout: Any, label: str, profile: Any, tools: Mapping[str, str], cfg: GateConfig
+) -> dict[str, dict[str, float]]:
+    """Every gate metric of one side: held-out experience and the label's regression suite."""
+    return {
+        "heldout": heldout_metrics(side, heldout, cfg, profile, label, tools),
+        "regression": regression_metrics(side, label, profile, tools, cfg),
+    }
+
+
+# --- the gate run -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GateRun:
+    """Both sides' metrics, the decision, and the engine they were measured on."""
+
+    before: dict[str, dict[str, float]]
+    after: dict[str, dict[str, float]]
+    decision: Decision
+    measured_on: str  # "<base id> (<quantization>) on llama.cpp <version>"
+    seconds: float
+
+
+def served_name(manifest: Any) -> str:
+    from importlib.metadata import version
+
+    quant = manifest.quantization or "quantization not recorded"
+    return f"{manifest.id} ({quant}) on llama.cpp (llama-cpp-python {version('llama-cpp-python')})"
+
+
+@contextmanager
+def served_engine(profile: Any, engine: Engine | None = None) -> Iterator[Engine]:
+    """``engine`` (a runtime's: one engine owns llama.cpp), checked to serve the profile's
+    base; without one, an engine of its own over the profile's base GGUF and resources, as
+    ``Runtime.open`` builds it, closed after."""
+    from macaron_local.manifests import get_manifest, verified_path
+    from macaron_local.turns.pipeline import engine_config
+
+    manifest = get_manifest(profile.base.model)
+    if engine is not None:
+        if engine.base_sha256 not in (None, manifest.sha256):
+            raise RefineError(
+                f"the engine given to the gate serves base sha256 {engine.base_sha256[:12]}…, "
+                f"not this profile's base {manifest.id} ({manifest.sha256[:12]}…)"
+            )
+        yield engine
+        return
+    own = Engine(
+        verified_path(manifest.id), engine_config(profile.resources), base_sha256=manifest.sha256
+    )
+    try:
+        yield own
+    finally:
+        own.close()
+
+
+def run_gate(
+    candidate: Path,
+    *,
+    parent: Path | None,
+    label: str,
+    profile: Any,
+    heldout: Any,
+    cfg: GateConfig,
+    tools: Mapping[str, str],
+    engine: Engine | None = None,
+    cancel: threading.Event | None = None,
+) -> GateRun:
+    """Measure the adapter serving ``label`` now (``parent``; None: the base) and ``candidate``
+    on the served engine (see :func:`served_engine`), each loaded there under a temporary name
+    and unloaded after, and decide."""
+    from macaron_local.engine.tokenizer import shared_tokenizer
+    from macaron_local.manifests import get_manifest
+
+    started = time.perf_counter()
+    tag = f"refine-gate-{uuid.uuid4().hex[:8]}"
+    with served_engine(profile, engine) as eng:
+        tok = shared_tokenizer(eng.info.path)
+        names = {"before": f"{tag}-before" if parent else None, "after": f"{tag}-after"}
+        try:
+            if parent is not None:
+                eng.load_adapter(f"{tag}-before", parent)
+            eng.load_adapter(f"{tag}-after", candidate)
+            sides = {
+                k: measure(Side(eng, tok, name, cancel), heldout, label, profile, tools, cfg)
+                for k, name in names.items()
+            }
+        finally:
+            for name in names.values():
+                if name is not None:
+                    with suppress(EngineError):  # an engine closed under the run has none left
+                        eng.unload_adapter(name)
+    return GateRun(
+        sides["before"],
+        sides["after"],
+        decide(sides["before"], sides["after"], cfg),
+        served_name(get_manifest(profile.base.model)),
+        round(time.perf_counter() - started, 1),
+    )
 
 
 # --- plots ------------------------------------------------------------------------------------

@@ -6,9 +6,12 @@ the starting policy as reference; a GRPO-style update: a group of sampled answer
 prompt, reward from its checker, group-normalised advantages, no ratio clipping because each
 group is used for exactly one update), sampling with a KV cache, cancellation (an event) with
 resumable trainer state in the cache, and the run:
-start from the revision serving now -> measure -> train -> measure -> register -> gate ->
-promote or keep -> report. A cancelled run registers nothing. Must not: promote without
-:func:`macaron_local.refine.gate.decide` passing, or write trainer state beside adapters.
+start from the revision serving now -> train -> export the candidate GGUF -> the gate, on the
+served engine (the revision serving now and the candidate, same engine, same prompts) ->
+register -> promote or keep -> report. A cancelled run registers nothing; its trainer state
+stays until the revision is registered, so a cancel during the gate loses no training. Must
+not: promote without :func:`macaron_local.refine.gate.decide` passing, write trainer state
+beside adapters, or open a second llama.cpp engine beside the one it is given.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import torch
 import torch.nn.functional as F
@@ -35,7 +38,7 @@ from macaron_local.adapter_base import TrainingBase, training_base
 from macaron_local.errors import CancelledError, RefineError
 from macaron_local.refine.bootstrap import replay_slice
 from macaron_local.refine.data import Encoded
-from macaron_local.refine.gate import GateConfig, decide, plot_gate, plot_series
+from macaron_local.refine.gate import GateConfig, GateRun, plot_gate, plot_series
 from macaron_local.refine.hf import HFBase
 from macaron_local.refine.lora import LoraConfig, attach_lora, detach_lora, export_lora, import_lora
 from macaron_local.refine.train import (
@@ -45,6 +48,9 @@ from macaron_local.refine.train import (
     target_logits,
 )
 from macaron_local.refine.trainer import load_state, lr_at, save_state, set_lr, state_dir
+
+if TYPE_CHECKING:
+    from macaron_local.engine import Engine
 
 
 class RefineConfig(BaseModel):
@@ -100,6 +106,8 @@ class RefineReport:
     after: dict[str, dict[str, float]] = field(default_factory=dict)
     gate_passed: bool = False
     reasons: list[str] = field(default_factory=list)
+    measured_on: str = ""  # the served engine the gate measured on (base, quantization)
+    gate_s: float = 0.0
     sft_loss: list[float] = field(default_factory=list)
     dpo_loss: list[float] = field(default_factory=list)
     kl_loss: list[float] = field(default_factory=list)
@@ -196,29 +204,6 @@ def _gguf_next(model: Any, nxt: torch.Tensor, past: Any) -> tuple[torch.Tensor, 
 
 def prompt_ids(tok: Any, messages: Sequence[Mapping[str, str]]) -> list[int]:
     return tok.tokenize(tok.render_chat(messages, add_generation_prompt=True))
-
-
-def generate(
-    model: Any,
-    tok: Any,
-    messages: Sequence[Mapping[str, str]],
-    *,
-    n: int = 1,
-    max_tokens: int = 48,
-    temperature: float = 0.0,
-    gen: torch.Generator | None = None,
-) -> list[str]:
-    """Answers as text (end-of-turn token dropped)."""
-    outs = sample_tokens(
-        model,
-        prompt_ids(tok, messages),
-        n=n,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        eog=tok.is_eog,
-        gen=gen,
-    )
-    return [tok.detokenize([t for t in o if not tok.is_eog(t)]) for o in outs]
 
 
 def grpo_loss(
@@ -354,11 +339,19 @@ def run_refine(
     echo: Callable[[str], None] = print,
     base: Path | None = None,
     on_step: Callable[[int, int], None] | None = None,
+    engine: Engine | None = None,
 ) -> RefineReport:
-    """Train a new revision of ``label`` from the experience in ``db``; see the module doc."""
+    """Train a new revision of ``label`` from the experience in ``db``; see the module doc.
+
+    ``base`` overrides the training file only: the gate measures on the profile's served base,
+    on ``engine`` when given (the app's runtime: one engine owns llama.cpp), else on one it
+    opens for the gate and closes after."""
+    from macaron_local.engine.lora_io import BASE_SHA_KEY, LABEL_KEY, REVISION_KEY
     from macaron_local.engine.tokenizer import shared_tokenizer
     from macaron_local.experience import datasets, log
+    from macaron_local.manifests import get_manifest
     from macaron_local.refine.arch import load_base
+    from macaron_local.refine.gate import run_gate, served_name
     from macaron_local.turns.tools import tool_descriptions
 
     if cancel is not None and cancel.is_set():  # before any work: a background run is slow to
@@ -421,32 +414,43 @@ def run_refine(
         import_lora(model, parent_path)
     else:
         attach_lora(model, LoraConfig(rank=cfg.rank, alpha=cfg.alpha), seed=cfg.seed)
+    cand = paths.ensure(paths.cache_dir() / "refine" / run_id) / "candidate.gguf"
     try:
         with _stops(model, stop_if):
             echo(f"{label}: {data.counts()} (parent {parent[:12] if parent else 'base'})")
-            rep.before = _measure(model, tok, data, label, profile, tools, cfg, echo)
             st = _train(model, tok, data, profile, tools, cfg, run_id, stop_if, echo, on_step)
-            if st.step < cfg.steps:
-                return _cancelled(rep, st, cfg, run_dir, started)
-            rep.after = _measure(model, tok, data, label, profile, tools, cfg, echo)
-        _record(rep, st)
-        _register(
-            rep,
-            model,
-            label,
-            parent,
-            profile,
-            cfg,
-            run_id,
-            tb,
-            promote,
-        )
-        return _write(rep, run_dir, started)
+        if st.step < cfg.steps:
+            return _cancelled(rep, st, cfg, run_dir, started)
+        meta = {BASE_SHA_KEY: tb.sha256, LABEL_KEY: label, REVISION_KEY: run_id}
+        export_lora(model, cand, metadata=meta, dtype="f16")
     except CancelledError:
         return _cancelled(rep, st, cfg, run_dir, started)
     finally:
         model.eval()
         detach_lora(model)
+    del model  # the gate runs on llama.cpp: the torch weights are not needed any more
+    try:
+        echo(f"  gate on the served engine: {served_name(get_manifest(profile.base.model))}")
+        gate = run_gate(
+            cand,
+            parent=parent_path,
+            label=label,
+            profile=profile,
+            heldout=data.heldout,
+            cfg=cfg.gate,
+            tools=tools,
+            engine=engine,
+            cancel=cancel,
+        )
+        echo(f"  gate metrics ({gate.seconds} s): {json.dumps([gate.before, gate.after])}")
+        _record(rep, st)
+        _register(rep, cand, gate, label, parent, profile, cfg, run_id, tb, promote)
+        _resume_path(run_id).unlink(missing_ok=True)
+        return _write(rep, run_dir, started)
+    except CancelledError:
+        return _cancelled(rep, st, cfg, run_dir, started)
+    finally:
+        cand.unlink(missing_ok=True)
 
 
 def _record(rep: RefineReport, st: _State) -> None:
@@ -483,27 +487,6 @@ def _stops(model: Any, stop_if: Callable[[], bool]) -> Iterator[None]:
     finally:
         for h in handles:
             h.remove()
-
-
-def _measure(
-    model: Any,
-    tok: Any,
-    data: Any,
-    label: str,
-    profile: Any,
-    tools: Mapping[str, str],
-    cfg: RefineConfig,
-    echo: Callable[[str], None],
-) -> dict[str, dict[str, float]]:
-    from macaron_local.refine.gate import heldout_metrics, regression_metrics
-
-    model.eval()
-    out = {
-        "heldout": heldout_metrics(model, tok, data.heldout, cfg.gate, profile, tools),
-        "regression": regression_metrics(model, tok, label, profile, tools, cfg.gate),
-    }
-    echo(f"  gate metrics: {json.dumps(out)}")
-    return out
 
 
 def _train(
@@ -593,16 +576,14 @@ def _train(
     except CancelledError:  # mid-step (see _stops): that step is dropped, the rest kept
         opt.zero_grad(set_to_none=True)
         st = kept
-    if st.step < cfg.steps:
-        save_state(resume, model, opt, asdict(st))
-        return st
-    resume.unlink(missing_ok=True)
+    save_state(resume, model, opt, asdict(st))  # removed once the revision is registered
     return st
 
 
 def _register(
     rep: RefineReport,
-    model: Any,
+    cand: Path,
+    gate: GateRun,
     label: str,
     parent: str | None,
     profile: Any,
@@ -612,20 +593,16 @@ def _register(
     promote: bool,
 ) -> None:
     from macaron_local import lineage
-    from macaron_local.engine.lora_io import BASE_SHA_KEY, LABEL_KEY, REVISION_KEY
 
-    base_sha = base.sha256
-    decision = decide(rep.before, rep.after, cfg.gate)
+    decision = gate.decision
+    rep.before, rep.after = gate.before, gate.after
     rep.gate_passed, rep.reasons = decision.passed, decision.reasons
-    folder = paths.ensure(paths.cache_dir() / "refine" / run_id)
-    cand = folder / "candidate.gguf"
-    meta = {BASE_SHA_KEY: base_sha, LABEL_KEY: label, REVISION_KEY: run_id}
-    export_lora(model, cand, metadata=meta, dtype="f16")
+    rep.measured_on, rep.gate_s = gate.measured_on, gate.seconds
     rev = lineage.register_revision(
         cand,
         label=label,
         parent=parent,
-        base_sha256=base_sha,
+        base_sha256=base.sha256,
         profile_hash=profile.content_hash,
         data_hash=run_id,
         config=cfg.model_dump(mode="json"),
@@ -634,17 +611,19 @@ def _register(
             "after": rep.after,
             "gate_passed": decision.passed,
             "gate_reasons": decision.reasons,
+            "measured_on": gate.measured_on,
             "run_id": run_id,
         },
     )
-    cand.unlink(missing_ok=True)
     rep.revision = rev.revision
     if decision.passed and promote:
         lineage.promote(profile.id, label, rev.revision, base=base)
-        rep.status, rep.summary = "promoted", f"{label} -> {rev.revision[:12]} (gate passed)"
+        rep.status = "promoted"
+        rep.summary = f"{label} -> {rev.revision[:12]} (gate passed on {gate.measured_on})"
     else:
         why = "; ".join(decision.reasons) or "promotion not requested"
-        rep.status, rep.summary = "kept", f"{rev.revision[:12]} kept unpromoted: {why}"
+        rep.status = "kept"
+        rep.summary = f"{rev.revision[:12]} kept unpromoted: {why} (on {gate.measured_on})"
 
 
 def _write(rep: RefineReport, run_dir: Path, started: float) -> RefineReport:
@@ -689,7 +668,8 @@ class RefineJob:
     """A refine run on a background thread at the lowest CPU priority, cancellable.
 
     The app starts one and polls ``progress``; ``cancel()`` stops it between steps (trainer
-    state is kept for a resume, no revision is registered)."""
+    state is kept for a resume, no revision is registered). ``engine``: the app's, for the
+    gate (None: the gate opens its own)."""
 
     def __init__(
         self,
@@ -699,9 +679,10 @@ class RefineJob:
         db_path: Path,
         config: RefineConfig | None = None,
         promote: bool = True,
+        engine: Engine | None = None,
     ) -> None:
         self.label, self.profile, self.db_path = label, profile, db_path
-        self.config, self.promote = config, promote
+        self.config, self.promote, self.engine = config, promote, engine
         self.progress: tuple[int, int] = (0, (config or RefineConfig()).steps)
         self.lines: list[str] = []
         self.report: RefineReport | None = None
@@ -737,6 +718,7 @@ class RefineJob:
                 promote=self.promote,
                 echo=self.lines.append,
                 on_step=lambda s, t: setattr(self, "progress", (s, t)),
+                engine=self.engine,
             )
         except BaseException as exc:  # handed to the UI through .error
             self.error = exc

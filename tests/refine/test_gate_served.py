@@ -1,0 +1,137 @@
+"""The promotion gate measured on the served engine: the embedded base through llama.cpp, the
+adapters under test loaded into a real :class:`Engine`; the gate imports no torch."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from macaron_local.engine import Engine
+from macaron_local.errors import CancelledError
+from macaron_local.experience.datasets import Split, prompt_messages
+from macaron_local.hcp import load_profile
+from macaron_local.manifests import get_manifest, verified_path
+from macaron_local.refine.gate import GateConfig, run_gate
+from macaron_local.turns.adapters import resolve
+from macaron_local.turns.pipeline import engine_config
+from macaron_local.turns.tools import tool_descriptions
+from tests.engine.conftest import QV, make_adapter
+
+EVAL = Path(__file__).resolve().parents[2] / "bench" / "eval"
+CFG = GateConfig(regression_limit=4)
+
+
+@pytest.fixture(scope="module")
+def profile() -> Any:
+    return load_profile("tall-local")
+
+
+@pytest.fixture(scope="module")
+def served(profile: Any) -> Any:
+    """The engine a runtime of the profile serves with (its base, its resources)."""
+    manifest = get_manifest(profile.base.model)
+    eng = Engine(
+        verified_path(manifest.id), engine_config(profile.resources), base_sha256=manifest.sha256
+    )
+    yield eng
+    eng.close()
+
+
+@pytest.fixture(scope="module")
+def current(profile: Any) -> Path:
+    """The GGUF serving the router label now (the shipped L0)."""
+    path = resolve(profile, get_manifest(profile.base.model))[profile.router_label].path
+    assert path is not None
+    return path
+
+
+@pytest.fixture(scope="module")
+def heldout(profile: Any) -> Split:
+    """Held-out experience of the router label: follow-up-free routing rows of set D (never
+    training data), two corrected answers, a preference pair and a checkable prompt."""
+    tools = tool_descriptions()
+    rows = [json.loads(line) for line in (EVAL / "route_eval_d.jsonl").read_text().splitlines()]
+    routing = [{"text": r["text"], "label": r["label"]} for r in rows if "context" not in r][:6]
+    label = profile.router_label
+
+    def convo(q: str, a: str) -> dict[str, Any]:
+        msgs = [*prompt_messages(profile, label, q, tools), {"role": "assistant", "content": a}]
+        return {"messages": msgs}
+
+    ask = prompt_messages(profile, label, "What is the capital of France?", tools)
+    return Split(
+        sft=[
+            convo("Where do I live?", "You live in Tromsø."),
+            convo("What is my job?", "You are a beekeeper."),
+        ],
+        pairs=[{"prompt": ask, "chosen": "Paris.", "rejected": "I don't know."}],
+        routing=routing,
+        checkable=[{"prompt": ask, "checker": {"kind": "contains", "expect": ["Paris"]}}],
+    )
+
+
+def _gate(profile: Any, heldout: Split, candidate: Path, parent: Path | None, **kw: Any) -> Any:
+    return run_gate(
+        candidate,
+        parent=parent,
+        label=profile.router_label,
+        profile=profile,
+        heldout=heldout,
+        cfg=CFG,
+        tools=tool_descriptions(),
+        **kw,
+    )
+
+
+def test_a_noise_candidate_is_refused_on_the_served_engine(
+    profile: Any, heldout: Split, served: Engine, current: Path, model_path: Path, tmp_path: Path
+) -> None:
+    noise = make_adapter(model_path, tmp_path / "noise.gguf", seed=7, scale=0.3, targets=QV)
+    run = _gate(profile, heldout, noise, current, engine=served)
+    assert not run.decision.passed
+    assert any(r.startswith("regression suite route_acc regressed") for r in run.decision.reasons)
+    assert run.after["regression"]["answer_nll"] > run.before["regression"]["answer_nll"] * 1.02
+    manifest = get_manifest(profile.base.model)
+    assert manifest.id in run.measured_on and f"({manifest.quantization})" in run.measured_on
+    assert "llama.cpp" in run.measured_on
+    assert not any(n.startswith("refine-gate") for n in served.adapters)  # unloaded after
+
+
+def test_an_identical_candidate_measures_exactly_the_same_and_regresses_nothing(
+    profile: Any, heldout: Split, served: Engine, current: Path, tmp_path: Path
+) -> None:
+    same = Path(shutil.copy(current, tmp_path / "same.gguf"))
+    run = _gate(profile, heldout, same, current, engine=served)
+    assert run.before == run.after  # same engine, same prompts, greedy: deterministic
+    assert set(run.before["heldout"]) == {"nll", "pref_acc", "route_acc", "check"}
+    assert set(run.before["regression"]) == {"route_acc", "answer_nll"}
+    assert all(g == 0 for g in run.decision.gains.values())
+    # nothing regressed; an unchanged adapter is refused only for not improving (min_gain)
+    assert run.decision.reasons == ["no held-out metric improved by more than 0.0"]
+
+
+def test_a_better_candidate_passes_on_an_engine_of_its_own(
+    profile: Any, heldout: Split, current: Path
+) -> None:
+    """The base serving the label (no parent) against the shipped router adapter, judged by
+    held-out routing; no engine given (``macaron refine run`` from the command line): the gate
+    opens and closes its own."""
+    run = _gate(profile, Split(routing=heldout.routing), current, None)
+    assert run.decision.passed, run.decision.reasons
+    assert run.after["heldout"]["route_acc"] > run.before["heldout"]["route_acc"]
+    assert run.after["regression"]["route_acc"] > run.before["regression"]["route_acc"]
+
+
+def test_a_cancel_stops_the_gate_and_unloads_its_adapters(
+    profile: Any, heldout: Split, served: Engine, current: Path
+) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(CancelledError):
+        _gate(profile, heldout, current, current, engine=served, cancel=cancel)
+    assert not any(n.startswith("refine-gate") for n in served.adapters)
