@@ -15,11 +15,11 @@ from macaron_local.engine import Engine
 from macaron_local.errors import CancelledError
 from macaron_local.experience.datasets import Split, prompt_messages
 from macaron_local.hcp import load_profile
-from macaron_local.manifests import get_manifest, verified_path
+from macaron_local.manifests import get_manifest
 from macaron_local.refine.gate import GateConfig, run_gate
 from macaron_local.turns.adapters import resolve
-from macaron_local.turns.pipeline import engine_config
 from macaron_local.turns.tools import tool_descriptions
+from tests.conftest import macaron_home
 from tests.engine.conftest import QV, make_adapter
 
 EVAL = Path(__file__).resolve().parents[2] / "bench" / "eval"
@@ -32,14 +32,20 @@ def profile() -> Any:
 
 
 @pytest.fixture(scope="module")
-def served(profile: Any) -> Any:
-    """The engine a runtime of the profile serves with (its base, its resources)."""
-    manifest = get_manifest(profile.base.model)
-    eng = Engine(
-        verified_path(manifest.id), engine_config(profile.resources), base_sha256=manifest.sha256
-    )
-    yield eng
-    eng.close()
+def runtime(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A runtime of the profile, as the app holds one: its engine is the one the gate uses."""
+    from macaron_local.turns.pipeline import Runtime
+
+    home = tmp_path_factory.mktemp("home")
+    with macaron_home(home):
+        rt = Runtime.open("tall-local", db_path=home / "macaron.db")
+    yield rt
+    rt.close(finish_summaries=False)
+
+
+@pytest.fixture(scope="module")
+def served(runtime: Any) -> Engine:
+    return runtime.engine
 
 
 @pytest.fixture(scope="module")
@@ -88,10 +94,17 @@ def _gate(profile: Any, heldout: Split, candidate: Path, parent: Path | None, **
     )
 
 
-def test_a_noise_candidate_is_refused_on_the_served_engine(
-    profile: Any, heldout: Split, served: Engine, current: Path, model_path: Path, tmp_path: Path
+def test_a_noise_candidate_is_refused_on_the_runtimes_engine(
+    profile: Any,
+    heldout: Split,
+    runtime: Any,
+    served: Engine,
+    current: Path,
+    model_path: Path,
+    tmp_path: Path,
 ) -> None:
     noise = make_adapter(model_path, tmp_path / "noise.gguf", seed=7, scale=0.3, targets=QV)
+    serving = dict(served.adapters)
     run = _gate(profile, heldout, noise, current, engine=served)
     assert not run.decision.passed
     assert any(r.startswith("regression suite route_acc regressed") for r in run.decision.reasons)
@@ -99,7 +112,25 @@ def test_a_noise_candidate_is_refused_on_the_served_engine(
     manifest = get_manifest(profile.base.model)
     assert manifest.id in run.measured_on and f"({manifest.quantization})" in run.measured_on
     assert "llama.cpp" in run.measured_on
-    assert not any(n.startswith("refine-gate") for n in served.adapters)  # unloaded after
+    assert served.adapters == serving  # the gate's adapters unloaded, the runtime's kept
+    routed = runtime.route("Write a Python function that reverses a string.")
+    assert routed.kind == "auto" and routed.label in profile.labels  # the runtime still serves
+
+
+def test_the_apps_refine_is_given_the_runtimes_engine(tmp_path: Path) -> None:
+    """The facade hands its runtime's engine to the refine job (one engine owns llama.cpp)."""
+    from macaron_local.facade import Assistant
+
+    app = Assistant("tall-local", db_path=tmp_path / "macaron.db")
+    try:
+        app.start()
+        assert app.wait_ready(600) and app.ready
+        handle = app.start_refine("L0")
+        assert handle.job.engine is app._runtime.engine
+        handle.join(600)  # nothing kept to learn from: it ends at once with that error
+        assert "no experience" in (handle.progress().error or "")
+    finally:
+        app.close(finish_summaries=False)
 
 
 def test_an_identical_candidate_measures_exactly_the_same_and_regresses_nothing(
