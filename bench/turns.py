@@ -126,10 +126,16 @@ def rss_mib() -> float:
 
 
 def run_conversation(
-    rt: Any, answer_tokens: int | None, think_s: float, n_turns: int, keep_views: set[int]
+    rt: Any,
+    answer_tokens: int | None,
+    think_s: float,
+    n_turns: int,
+    keep_views: set[int],
+    partial: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Run the script ``n_turns`` turns long; per turn: latencies, route/summary overhead, the
-    answer request, memory, and the view (its messages only for turns in ``keep_views``)."""
+    answer request, memory, and the view (its messages only for turns in ``keep_views``).
+    Every 10 turns of a long run, the turns so far (no views) go to ``partial``."""
     from macaron_local.errors import TurnError
 
     rec = Recorder(rt)
@@ -169,6 +175,9 @@ def run_conversation(
                 file=sys.stderr,
                 flush=True,
             )
+            if partial is not None:
+                rows = [{k: v for k, v in x.items() if k != "view"} for x in turns]
+                partial.write_text(json.dumps({"turns": rows}, default=str))
     rt.finish_pending()
     return turns
 
@@ -464,7 +473,10 @@ def main(argv: list[str] | None = None) -> int:
                 "router_prefix": f"restored from disk ({held} tokens)" if held else "read anew",
             }
             print("running the conversation...", file=sys.stderr, flush=True)
-            turns = run_conversation(rt, args.answer_tokens, args.think, args.turns, keep_views)
+            partial = args.json.with_suffix(".partial.json") if args.json else None
+            turns = run_conversation(
+                rt, args.answer_tokens, args.think, args.turns, keep_views, partial
+            )
             model = rt.engine.info.path
         finally:
             rt.close()

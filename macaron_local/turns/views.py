@@ -87,8 +87,9 @@ def build_view(
     budget = n_ctx - profile.memory.answer_reserve
     keep = min(len(own), profile.memory.keep_recent_turns)
     summarize = profile.memory.compaction == "summarize-oldest"
-    # whole blocks before the conversation's last keep_recent_turns turns may be folded
-    foldable = max(0, len(history) - profile.memory.keep_recent_turns) // BLOCK if summarize else 0
+    # the conversation's last keep_recent_turns turns are never folded, and left out last
+    recent = max(0, len(history) - profile.memory.keep_recent_turns)
+    foldable = recent // BLOCK if summarize else 0  # whole blocks before them
     n_tokens = 0
 
     def attempt(compact: int, folded: int, dropped: int) -> View | None:
@@ -120,10 +121,11 @@ def build_view(
         view = attempt(most, foldable, 0)  # what follows the digests, re-read when the next
     if view is not None:  # block is folded, stays a few turns long
         return view
-    blocks = -(-len(history) // DROP_BLOCK)  # then the oldest turns left out, digests first
-    view = _smallest(
-        1, blocks, lambda b: attempt(most, foldable, min(len(history), b * DROP_BLOCK))
-    )
+    # then the oldest turns left out, digests first
+    blocks = -(-recent // DROP_BLOCK)
+    view = _smallest(1, blocks, lambda b: attempt(most, foldable, min(recent, b * DROP_BLOCK)))
+    if view is None and recent < len(history):
+        view = attempt(most, foldable, len(history))
     if view is not None:
         return view
     raise ContextOverflowError(

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from macaron_local.turns.pipeline import Runtime
+from macaron_local.turns.views import View
 from tests.conftest import macaron_home
 
 FAST_PROFILE = """
@@ -51,3 +54,20 @@ def runtime(runtime_home: Path) -> Iterator[Runtime]:
         rt = Runtime.open("test-fast", db_path=runtime_home / "data" / "macaron.db")
     yield rt
     rt.close()
+
+
+@contextmanager
+def captured_views(runtime: Runtime) -> Iterator[list[View]]:
+    """Every view ``runtime`` builds meanwhile, in order (its own ``_view``, on the instance)."""
+    views: list[View] = []
+    build = runtime._view
+
+    def kept(*args: Any, **kw: Any) -> View:
+        views.append(build(*args, **kw))
+        return views[-1]
+
+    runtime._view = kept  # type: ignore[method-assign]
+    try:
+        yield views
+    finally:
+        del runtime._view

@@ -8,12 +8,11 @@ Before, summaries ran behind answers and nine of ten back-to-back views showed a
 
 from __future__ import annotations
 
-from typing import Any
-
 from macaron_local.store import get_turn, summaries
 from macaron_local.turns.pipeline import Runtime
 from macaron_local.turns.turn import TurnRequest
-from macaron_local.turns.views import View, summary_note
+from macaron_local.turns.views import summary_note
+from tests.turns.conftest import captured_views
 
 SCRIPT = (
     ("L0", "I am planting tulips and daffodils this weekend."),
@@ -27,18 +26,8 @@ SCRIPT = (
 def test_back_to_back_views_show_real_summaries(runtime: Runtime) -> None:
     assert runtime.profile.memory.summary_wait_s == 0.25
     s = runtime.new_session("keep up")
-    views: list[View] = []
-    build = runtime._view
-
-    def kept(*args: Any, **kw: Any) -> View:
-        views.append(build(*args, **kw))
-        return views[-1]
-
-    runtime._view = kept  # type: ignore[method-assign]
-    try:
+    with captured_views(runtime) as views:
         records = [runtime.run_turn(TurnRequest(s.id, text, label=lab)) for lab, text in SCRIPT]
-    finally:
-        del runtime._view
     for record in records:  # no view stood in for a summary
         assert "provisional_summaries" not in get_turn(runtime.db(), record.id).meta
     runtime.finish_pending()
