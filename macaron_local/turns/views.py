@@ -48,7 +48,9 @@ def summary_note(profile: Profile, turn: TurnRecord, summary: str) -> dict[str, 
     return {"role": "system", "content": f"[Earlier turn handled by {turn.label} {name}] {summary}"}
 
 
-def digest_note(profile: Profile, first: int, lines: Sequence[tuple[TurnRecord, str]]) -> dict:
+def digest_note(
+    profile: Profile, first: int, lines: Sequence[tuple[TurnRecord, str]]
+) -> dict[str, str]:
     """One note for the turns ``first``.. (1-based positions): a line per (turn, summary)."""
     body = "\n".join(
         f"- {t.label} {profile.display_name(t.label)}: {_gist(text)}" for t, text in lines
