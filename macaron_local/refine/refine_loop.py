@@ -431,7 +431,7 @@ def run_refine(
     del model  # the gate runs on llama.cpp: the torch weights are not needed any more
     try:
         echo(f"  gate on the served engine: {served_name(get_manifest(profile.base.model))}")
-        gate = run_gate(
+        measured = run_gate(
             cand,
             parent=parent_path,
             label=label,
@@ -442,9 +442,10 @@ def run_refine(
             engine=engine,
             cancel=cancel,
         )
-        echo(f"  gate metrics ({gate.seconds} s): {json.dumps([gate.before, gate.after])}")
+        sides = json.dumps([measured.before, measured.after])
+        echo(f"  gate metrics ({measured.seconds} s): {sides}")
         _record(rep, st)
-        _register(rep, cand, gate, label, parent, profile, cfg, run_id, tb, promote)
+        _register(rep, cand, measured, label, parent, profile, cfg, run_id, tb, promote)
         _resume_path(run_id).unlink(missing_ok=True)
         return _write(rep, run_dir, started)
     except CancelledError:
