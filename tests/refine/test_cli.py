@@ -135,6 +135,10 @@ def test_train_command_then_log_promote_rollback(tmp_path: Path) -> None:
             "1",
             "--batch-size",
             "4",
+            # route rows are ~300 tokens; the plan's memory estimate counts max_len, and at the
+            # default 1024 (7.1 GiB) a busy machine's free memory refused the run
+            "--max-len",
+            "512",
             "--rank",
             "2",
             "--quiet",
