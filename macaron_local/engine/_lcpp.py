@@ -253,10 +253,13 @@ class Batch:
         if logits_last and n:
             b.logits[n - 1] = 1
 
-    def fill_all_logits(self, tokens: Sequence[int], start_pos: int, seq: int) -> None:
+    def fill_all_logits(
+        self, tokens: Sequence[int], start_pos: int, seq: int, skip: int = 0
+    ) -> None:
+        """Logits for every token but the first ``skip``."""
         self.fill(tokens, start_pos, seq, logits_last=False)
         b = self._batch()
-        for i in range(len(tokens)):
+        for i in range(skip, len(tokens)):
             b.logits[i] = 1
 
     def free(self) -> None:

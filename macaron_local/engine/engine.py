@@ -477,31 +477,45 @@ class Engine:
         yield  # pragma: no cover - makes this a generator
 
     def eval_logits(
-        self, tokens: Sequence[int], *, adapter: str | None = None, all_positions: bool = False
+        self,
+        tokens: Sequence[int],
+        *,
+        adapter: str | None = None,
+        all_positions: bool = False,
+        first: int = 0,
+        slot: str | None = None,
     ) -> npt.NDArray[np.float32]:
-        """Logits for ``tokens`` from scratch (no cache): the last row, or every row."""
+        """Logits for ``tokens``: the last row, or (``all_positions``) every row from position
+        ``first`` on. From scratch (no cache), or with ``slot`` on top of the prefix that slot
+        holds, up to ``first`` (the rows asked for are always computed); the slot then holds
+        ``tokens``."""
 
         def run() -> npt.NDArray[np.float32]:
             self._activate(adapter)
-            slot = self._slots.get("__scratch__", adapter)
-            self._slots.enter(slot)
-            self._slots.wipe(slot)
+            held = self._slots.get(slot or "__scratch__", adapter)
+            self._slots.enter(held)
+            upto = first if all_positions else len(tokens) - 1
+            keep = min(_common_prefix(held.tokens, tokens), upto) if slot else 0
+            if keep < len(held.tokens):
+                if not _lcpp.seq_remove(self._ctx, SEQ, keep, -1):
+                    _lcpp.seq_remove(self._ctx, SEQ, 0, -1)
+                    keep = 0
+                del held.tokens[keep:]
             rows = []
-            for start in range(0, len(tokens), self.config.n_batch):
+            for start in range(keep, len(tokens), self.config.n_batch):
                 chunk = list(tokens[start : start + self.config.n_batch])
+                skip = max(0, first - start)
+                last = start + len(chunk) >= len(tokens)
                 if all_positions:
-                    self._batch.fill_all_logits(chunk, start, SEQ)
+                    self._batch.fill_all_logits(chunk, start, SEQ, skip=skip)
                 else:
-                    last = start + len(chunk) >= len(tokens)
                     self._batch.fill(chunk, start, SEQ, logits_last=last)
                 self._decode()
-                slot.tokens.extend(chunk)
-                n = len(chunk) if all_positions else 1
-                rows += [
-                    _lcpp.logits(self._ctx, i if all_positions else -1, self.vocab.n_vocab)
-                    for i in range(n)
-                ]
-            self._slots.wipe(slot)
+                held.tokens.extend(chunk)
+                wanted = range(skip, len(chunk)) if all_positions else [-1] if last else []
+                rows += [_lcpp.logits(self._ctx, i, self.vocab.n_vocab) for i in wanted]
+            if slot is None:
+                self._slots.wipe(held)
             return np.stack(rows) if all_positions else rows[-1]
 
         return self._worker.call(run)

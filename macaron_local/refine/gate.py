@@ -37,6 +37,7 @@ from macaron_local.refine.data import ChatTokenizer, Encoded
 
 HIGHER_IS_BETTER = {"route_acc", "pref_acc", "check"}
 GATE_SLOT = "refine-gate"  # the engine's KV slot for the gate's routes and answers
+NLL_SLOT = "refine-gate-nll"  # and for its teacher-forced conversations
 MAX_LEN = 768  # tokens of one measured conversation
 
 
@@ -122,11 +123,18 @@ class Side:
             raise CancelledError("refine run cancelled")
 
     def logprobs(self, enc: Encoded) -> npt.NDArray[np.float64]:
-        """Log-probability of each target token, teacher-forced through llama.cpp."""
+        """Log-probability of each target token, teacher-forced through llama.cpp; the prefix
+        the previous conversation shared with this one (its system prompt) is not read again."""
         self.check()
-        logits = self.engine.eval_logits(enc.tokens, adapter=self.adapter, all_positions=True)
         rows = np.flatnonzero(enc.targets[1:])  # row j predicts token j + 1
-        picked = logits[rows].astype(np.float64)
+        logits = self.engine.eval_logits(
+            enc.tokens,
+            adapter=self.adapter,
+            all_positions=True,
+            first=int(rows[0]),
+            slot=NLL_SLOT,
+        )
+        picked = logits[rows - rows[0]].astype(np.float64)
         top = picked.max(1, keepdims=True)
         norm = top[:, 0] + np.log(np.exp(picked - top).sum(1))
         return picked[np.arange(len(rows)), np.asarray(enc.tokens)[rows + 1]] - norm

@@ -166,3 +166,32 @@ def test_a_cancel_stops_the_gate_and_unloads_its_adapters(
     with pytest.raises(CancelledError):
         _gate(profile, heldout, current, current, engine=served, cancel=cancel)
     assert not any(n.startswith("refine-gate") for n in served.adapters)
+
+
+def test_a_conversation_read_after_one_with_the_same_prompt_reuses_its_prefix(
+    profile: Any, served: Engine
+) -> None:
+    """The gate's teacher-forced rows: the second conversation's system prompt is not read
+    again, and the rows asked for come out with the same next tokens as a fresh read."""
+    import numpy as np
+
+    from macaron_local.engine.tokenizer import shared_tokenizer
+    from macaron_local.refine.data import encode_turns
+    from macaron_local.refine.gate import regression_examples
+
+    examples, _ = regression_examples(profile.router_label, profile, tool_descriptions(), CFG)
+    tok = shared_tokenizer(served.info.path)
+    a, b = (encode_turns(tok, ex, 768)[0] for ex in examples[:2])
+    first = b.targets.index(True) - 1
+    shared = next(i for i, (x, y) in enumerate(zip(a.tokens, b.tokens, strict=False)) if x != y)
+    assert shared > 100  # the label's system prompt
+    fresh = served.eval_logits(b.tokens, all_positions=True)
+    served.eval_logits(a.tokens, all_positions=True, first=a.targets.index(True) - 1, slot="t")
+    reused = served.eval_logits(b.tokens, all_positions=True, first=first, slot="t")
+    assert reused.shape == (len(b.tokens) - first, fresh.shape[1])
+    assert (reused.argmax(1) == fresh[first:].argmax(1)).all()
+    assert served.slots()["t"] == (None, len(b.tokens))  # the slot now holds b, for the next
+    twice = [
+        served.eval_logits(b.tokens, all_positions=True, first=first, slot="t") for _ in range(2)
+    ]
+    assert np.array_equal(*twice)  # the same reads give the same rows: the gate is deterministic
