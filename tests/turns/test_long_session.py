@@ -1,6 +1,6 @@
 """A long conversation on the real runtime never fails for length, and keeps its KV prefix.
 
-Short budgets make hundreds of turns cheap: a 768-token context, 4-token answers and 16-token
+Short budgets make a hundred turns cheap: a 768-token context, 4-token answers and 16-token
 summaries, so the view hits the context within a dozen turns and then lives on rolling digests
 and, later, on leaving out its oldest turns. Labels are pinned (routing is not under test) and
 views wait for every summary (no provisional notes), so the run is deterministic.
@@ -43,7 +43,7 @@ max_tokens = 4
 [sampling.overrides.L2]
 max_tokens = 4
 """
-TURNS = 200
+TURNS = 100
 LABELS = ("L0", "L2", "L3")
 TOPICS = ("the garden", "a trip to Porto", "my tax forms", "a birthday party", "the bike")
 
@@ -63,8 +63,8 @@ def short_runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]
     rt.close()
 
 
-@pytest.mark.timeout(2400)  # 21 minutes on two loaded cores (load 8), ~6 s a turn
-def test_hundreds_of_turns_never_fail_for_length(short_runtime: Runtime) -> None:
+@pytest.mark.timeout(2400)  # 100 turns: 4 min on an idle machine (200 took 9.7 min in CI)
+def test_a_hundred_turns_never_fail_for_length(short_runtime: Runtime) -> None:
     rt = short_runtime
     s = rt.new_session("long")
     prompt = cached = 0
