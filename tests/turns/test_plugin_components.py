@@ -11,18 +11,9 @@ from macaron_local.facade import Assistant
 from macaron_local.turns.pipeline import Runtime
 from macaron_local.turns.turn import NO_EVENTS
 from tests.conftest import macaron_home
+from tests.genui.test_catalogue import PLUGIN  # a user plugin: 'rating', and a bad spec
 from tests.turns.conftest import write_fast_profile
 
-PLUGIN = """
-from macaron_local.plugins import hookimpl
-
-@hookimpl
-def register_components(register):
-    register("rating", {"description": "stars", "props": {"label": "string",
-             "stars": "integer", "value": "integer"}, "required": ["label", "stars"],
-             "value": "value", "field": True})
-    register("Bad Name", {"props": {"x": "string"}})
-"""
 ANSWER = (
     'Rate it:\n```ui\n{"title": "Dinner", "components": [{"type": "rating", "id": "r", '
     '"label": "Food", "stars": 5, "value": 4}]}\n```'
