@@ -37,7 +37,7 @@ MAX_REMOTE_TOKENS = 16_384
 class Notice:
     """Something the user must be told about this turn (the CLI prints it to stderr)."""
 
-    kind: str  # failover | waiting | local | experience | grammar | rewritten
+    kind: str  # failover | waiting | local | experience | grammar | rewritten | steps
     message: str
     reason: str | None = None
     discarded_chars: int = 0  # remote text already streamed, now thrown away

@@ -17,7 +17,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -27,6 +27,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from macaron_local.errors import ContextOverflowError, GrammarError, MacaronError, TurnError
+from macaron_local.remote.hybrid import Notice
 from macaron_local.serve import protocol as wire
 from macaron_local.serve.admission import Admission, QueueFull
 from macaron_local.serve.approvals import APPROVE_HEADER
@@ -40,6 +41,8 @@ from macaron_local.serve.jobs import Emit, Outcome
 from macaron_local.serve.settings import ServeSettings
 from macaron_local.turns.pipeline import Runtime
 
+# sent before the answer of a streamed turn whose tool steps streamed first
+STEPS = Notice("steps", "the agent's steps streamed above are in tool_steps; the answer follows")
 
 @dataclass
 class ServerState:
@@ -240,19 +243,30 @@ async def _sse(
     job: Job, model: str, include_usage: bool, extra: dict[str, Any]
 ) -> AsyncIterator[str]:
     cid = wire.new_id()
+    streamed, rewritten = "", None  # content sent; a "rewritten" notice held back
     try:
         async for kind, data in job.stream():
             if kind == "route":  # the first chunk: role + the route in the extension field
                 ext = wire.extension(data, **extra)
                 yield wire.chunk(cid, model, {"role": "assistant", "content": ""}, ext=ext)
             elif kind == "text":
+                streamed += data
                 yield wire.chunk(cid, model, {"content": data})
+            elif kind == "notice" and data.kind == "rewritten":
+                rewritten = data  # sent with the answer the record backs, once it is known
             elif kind == "notice":  # a failover: the client drops the text streamed so far
+                streamed = "" if data.discarded_chars else streamed
                 yield wire.chunk(cid, model, {}, ext=wire.notice_ext(data))
             elif kind == "error":
                 status, body = _error_parts(data)
                 yield wire.sse(body)
             else:
+                if not data.tool_calls and streamed.strip() != data.text.strip():
+                    # an agent's steps (or a claim the record contradicts) streamed: the client
+                    # drops them and shows the turn's answer; the steps are in tool_steps
+                    void = replace(rewritten or STEPS, discarded_chars=len(streamed))
+                    yield wire.chunk(cid, model, {}, ext=wire.notice_ext(void))
+                    yield wire.chunk(cid, model, {"content": data.text})
                 if data.tool_calls:  # the whole call in one delta, once it is known valid
                     delta = {"tool_calls": wire.tool_calls(data.tool_calls, indexed=True)}
                     yield wire.chunk(cid, model, delta)

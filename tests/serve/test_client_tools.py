@@ -354,3 +354,37 @@ def _rows(server: Server, table: str) -> int:
         if not db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone():
             return 0
         return int(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+
+def _streamed_text(chunks: list[Any]) -> tuple[str, list[dict[str, Any]], str]:
+    """What a streaming client ends up showing: content deltas, less what each notice voids
+    (``discarded_chars``); with the notices and the turn id from the last extension."""
+    text, notices, turn = "", [], ""
+    for part in chunks:
+        ext = (part.model_extra or {}).get("macaron", {})
+        if notice := ext.get("notice"):
+            notices.append(notice)
+            text = text[: len(text) - notice["discarded_chars"]]
+        if part.choices and part.choices[0].delta.content:
+            text += part.choices[0].delta.content
+        turn = ext.get("turn", turn)
+    return text, notices, turn
+
+
+@pytest.mark.parametrize("ask", ACTIONS[:2])
+def test_a_streamed_agent_answer_ends_as_the_answer_the_record_backs(
+    server: Server, ask: str
+) -> None:
+    stream = client(server).chat.completions.create(
+        model="serve-tools:L1",
+        messages=[{"role": "user", "content": ask}],
+        stream=True,
+        extra_headers={"X-Conversation-Id": f"streamed-{ACTIONS.index(ask)}"},
+    )
+    text, notices, turn = _streamed_text(list(stream))
+    stored = get_turn(open_db(server.db), turn)
+    # a claim the record contradicts is replaced, and the client is told to replace it too
+    assert text.strip() == stored.answer.strip(), (text, stored.answer, notices)
+    for notice in notices:
+        if notice["kind"] == "rewritten":
+            assert notice["message"].startswith("the streamed answer was replaced")
