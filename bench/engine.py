@@ -1,6 +1,6 @@
 """Benchmark: the Mixture-of-LoRA engine against llama-cpp-python's high-level ``Llama``.
 
-Run ``python bench/engine.py [--quick] [--threads N]``. On the embedded SmolLM2-135M Q4_1 base
+Run ``python bench/engine.py [--quick] [--threads N] [--gpu-layers N]``. On the embedded SmolLM2-135M Q4_1 base
 with the four shipped adapters (``models/adapters``, the base manifest's) it measures, side by
 side in one run (medians of several repetitions), and prints one table with each figure as a
 ratio against its baseline and target:
@@ -69,6 +69,7 @@ def rss_mib() -> float:
 
 
 _THREADS = [0]  # --threads; 0 = the engine's own counts (EngineConfig's default)
+_GPU = [0]  # --gpu-layers, both sides (-1: every layer; the GPU check, bench/gpu_check.sh)
 
 
 def threads() -> tuple[int, int]:
@@ -99,7 +100,9 @@ def open_engine(model: Path, adapters: list[Path]):
     from macaron_local.engine import Engine, EngineConfig
 
     # 0 keeps the engine's own split (what threads() gives the baseline); N sets both to N
-    eng = Engine(model, EngineConfig(n_ctx=ENGINE_CTX, n_threads=_THREADS[0]))
+    eng = Engine(
+        model, EngineConfig(n_ctx=ENGINE_CTX, n_threads=_THREADS[0], n_gpu_layers=_GPU[0])
+    )
     for i, p in enumerate(adapters):
         eng.load_adapter(f"L{i}", p)
     return eng
@@ -114,6 +117,7 @@ def open_llama(model: Path, adapter: Path):
         n_ctx=LLAMA_CTX,
         n_threads=threads()[0],
         n_threads_batch=threads()[1],
+        n_gpu_layers=_GPU[0],
         verbose=False,
     )
 
@@ -278,6 +282,8 @@ def run_memory(mode: str, model: Path, adapters: list[Path]) -> dict[str, float]
         str(model),
         "--threads",
         str(_THREADS[0]),
+        "--gpu-layers",
+        str(_GPU[0]),
     ]
     for a in adapters:
         cmd += ["--adapter", str(a)]
@@ -428,11 +434,18 @@ def main(argv: list[str] | None = None) -> int:
         help="llama.cpp threads (generation and prompt) for both sides (default: the "
         "engine's own counts, half the cores and all but one)",
     )
+    ap.add_argument(
+        "--gpu-layers",
+        type=int,
+        default=0,
+        help="layers offloaded to the GPU on both sides (-1: all; needs a GPU build)",
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--adapter", action="append", default=[], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     _THREADS[0] = args.threads
+    _GPU[0] = args.gpu_layers
     if args.child:
         adapters = [Path(a) for a in args.adapter]
         print(json.dumps(child_memory(args.child, Path(args.model), adapters)))
