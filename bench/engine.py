@@ -2,8 +2,8 @@
 
 Run ``python bench/engine.py [--quick] [--threads N] [--gpu-layers N]``. On the embedded
 SmolLM2-135M Q4_1 base with the four shipped adapters (``models/adapters``, the base manifest's)
-it measures, side by side in one run (medians of several repetitions), and prints one table with each figure as a
-ratio against its baseline and target:
+it measures, side by side in one run (medians of several repetitions), and prints one table
+with each figure as a ratio against its baseline and target:
 
 1. adapter switch cost: asking for another adapter's slot (which already holds the view) vs
    reloading ``Llama(model, lora_path=adapter)`` (with and without re-evaluating the view);
