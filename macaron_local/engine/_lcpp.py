@@ -182,6 +182,7 @@ class ContextParams:
     kv_type: str = "f16"  # "f16" | "q8_0" (half the KV memory; needs flash attention) | "f32"
     n_ubatch: int | None = None  # None: n_batch
     offload_kqv: bool = True  # llama.cpp's default; only matters with layers on a GPU
+    n_seq: int = 1  # KV sequences, n_ctx / n_seq cells each (not unified)
 
 
 def new_context(model: Model, p: ContextParams) -> Context | None:
@@ -190,7 +191,8 @@ def new_context(model: Model, p: ContextParams) -> Context | None:
     cp.n_batch = p.n_batch
     cp.n_ubatch = min(p.n_ubatch or p.n_batch, p.n_batch)
     cp.offload_kqv = p.offload_kqv
-    cp.n_seq_max = 1  # one resident sequence; parked slots live as state snapshots
+    cp.n_seq_max = p.n_seq  # resident sequences; parked slots live as state snapshots
+    cp.kv_unified = False  # each sequence its own n_ctx / n_seq cells, attended over alone
     cp.n_threads, cp.n_threads_batch = p.n_threads, p.n_threads_batch
     if p.flash_attn is not None:
         cp.flash_attn_type = 1 if p.flash_attn else 0
@@ -204,7 +206,8 @@ def free_context(ctx: Context) -> None:
 
 
 def context_size(ctx: Context) -> int:
-    return int(L.llama_n_ctx(ctx))
+    """The cells one sequence may use (the whole context when there is one sequence)."""
+    return int(L.llama_n_ctx_seq(ctx))
 
 
 def seq_remove(ctx: Context, seq: int, p0: int = 0, p1: int = -1) -> bool:

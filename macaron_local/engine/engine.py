@@ -29,7 +29,7 @@ from macaron_local.engine import _lcpp, prefix_cache
 from macaron_local.engine.gguf_model import ModelInfo, inspect_model
 from macaron_local.engine.grammar import validate_gbnf
 from macaron_local.engine.lora_io import check_lora, read_lora
-from macaron_local.engine.slots import SEQ, Slot, SlotTable
+from macaron_local.engine.slots import Slot, SlotTable
 from macaron_local.engine.tokenizer import Vocab
 from macaron_local.engine.types import GREEDY, AdapterInfo, Completion, Sampling
 from macaron_local.engine.worker import (
@@ -82,7 +82,10 @@ class EngineConfig:
     contend) and all cores but one for prompt processing: llama.cpp's threads spin on barriers,
     so when the UI or any other process holds a core, using every core made a 14-token prompt
     take seconds instead of a fraction of one on 2 cores. ``snapshot_mb`` caps the host memory that
-    parked slots' KV snapshots may hold.
+    parked slots' KV snapshots may hold. ``resident_slots`` is how many slots keep their own KV
+    sequence of ``n_ctx`` cells (``resident_slots`` x ``n_ctx`` of KV, allocated at start): a
+    switch between them copies nothing, where a switch to a parked slot copies its KV back
+    from the host (see :func:`resident_slots` for the rule).
     """
 
     n_ctx: int = 4096
@@ -94,12 +97,14 @@ class EngineConfig:
     snapshot_mb: int = 256
     n_ubatch: int | None = None  # None: n_batch
     offload_kqv: bool = True  # the KV cache and attention on the GPU (with n_gpu_layers > 0)
+    resident_slots: int = 1  # KV sequences of n_ctx each; other slots are parked on the host
 
     def context_params(self) -> _lcpp.ContextParams:
         cores = max(1, os.cpu_count() or 1)
         gen = self.n_threads or max(1, cores // 2)
         return _lcpp.ContextParams(
-            n_ctx=self.n_ctx,
+            n_ctx=self.n_ctx * max(1, self.resident_slots),
+            n_seq=max(1, self.resident_slots),
             n_batch=self.n_batch,
             n_threads=gen,
             n_threads_batch=self.n_threads or max(1, cores - 1),
@@ -179,10 +184,11 @@ class Engine:
         self.n_ctx = _lcpp.context_size(self._ctx)
         self._batch = _lcpp.Batch(self.config.n_batch)
         self._slots = SlotTable(
-            save=lambda: _lcpp.seq_save(self._ctx, SEQ),
-            restore=lambda buf: _lcpp.seq_restore(self._ctx, SEQ, buf),
-            clear=lambda: _lcpp.seq_remove(self._ctx, SEQ, 0, -1),
+            save=lambda seq: _lcpp.seq_save(self._ctx, seq),
+            restore=lambda seq, buf: _lcpp.seq_restore(self._ctx, seq, buf),
+            clear=lambda seq: _lcpp.seq_remove(self._ctx, seq, 0, -1),
             budget_bytes=self.config.snapshot_mb << 20,
+            seats=self.config.resident_slots,
         )
         self._open = True
 
@@ -457,7 +463,7 @@ class Engine:
         slot = self._slots.get(key, adapter)
         self._slots.enter(slot)
         self._slots.wipe(slot)
-        if not _lcpp.seq_restore(self._ctx, SEQ, saved[1]):
+        if not _lcpp.seq_restore(self._ctx, _seq(slot), saved[1]):
             self._slots.wipe(slot)
             return False
         slot.tokens[:] = saved[0]
@@ -470,7 +476,8 @@ class Engine:
         if slot.tokens[: len(tokens)] == tokens:  # not when the read was cancelled
             self._slots.enter(slot)
             try:
-                prefix_cache.write(path, slot.tokens, bytes(_lcpp.seq_save(self._ctx, SEQ)))
+                state = bytes(_lcpp.seq_save(self._ctx, _seq(slot)))
+                prefix_cache.write(path, slot.tokens, state)
             except OSError as exc:
                 log.warning("could not save the prefix of slot %s to %s: %s", key, path, exc)
         return
@@ -494,11 +501,12 @@ class Engine:
             self._activate(adapter)
             held = self._slots.get(slot or "__scratch__", adapter)
             self._slots.enter(held)
+            seq = _seq(held)
             upto = first if all_positions else len(tokens) - 1
             keep = min(_common_prefix(held.tokens, tokens), upto) if slot else 0
             if keep < len(held.tokens):
-                if not _lcpp.seq_remove(self._ctx, SEQ, keep, -1):
-                    _lcpp.seq_remove(self._ctx, SEQ, 0, -1)
+                if not _lcpp.seq_remove(self._ctx, seq, keep, -1):
+                    _lcpp.seq_remove(self._ctx, seq, 0, -1)
                     keep = 0
                 del held.tokens[keep:]
             rows = []
@@ -507,9 +515,9 @@ class Engine:
                 skip = max(0, first - start)
                 last = start + len(chunk) >= len(tokens)
                 if all_positions:
-                    self._batch.fill_all_logits(chunk, start, SEQ, skip=skip)
+                    self._batch.fill_all_logits(chunk, start, seq, skip=skip)
                 else:
-                    self._batch.fill(chunk, start, SEQ, logits_last=last)
+                    self._batch.fill(chunk, start, seq, logits_last=last)
                 self._decode()
                 held.tokens.extend(chunk)
                 wanted = range(skip, len(chunk)) if all_positions else [-1] if last else []
@@ -642,16 +650,17 @@ class Engine:
         """Make ``slot`` hold ``tokens``, logits for the last one; returns (reused, evaluated)."""
         keep = _common_prefix(slot.tokens, tokens)
         keep = min(keep, len(tokens) - 1)  # the last token is always evaluated for its logits
+        seq = _seq(slot)
         if keep < len(slot.tokens):
-            if not _lcpp.seq_remove(self._ctx, SEQ, keep, -1):
-                _lcpp.seq_remove(self._ctx, SEQ, 0, -1)
+            if not _lcpp.seq_remove(self._ctx, seq, keep, -1):
+                _lcpp.seq_remove(self._ctx, seq, 0, -1)
                 keep = 0
             del slot.tokens[keep:]
         todo = tokens[keep:]
         for start in range(0, len(todo), self.config.n_batch):
             chunk = todo[start : start + self.config.n_batch]
             last = start + len(chunk) >= len(todo)
-            self._batch.fill(chunk, len(slot.tokens), SEQ, logits_last=last)
+            self._batch.fill(chunk, len(slot.tokens), seq, logits_last=last)
             self._decode()
             slot.tokens.extend(chunk)
         return keep, len(todo)
@@ -678,6 +687,13 @@ class _Request:
     on_token: Callable[[int], None] | None
     priority: int = INTERACTIVE
     ban_first: tuple[int, ...] = ()
+
+
+def _seq(slot: Slot) -> int:
+    """The KV sequence of a slot just entered (:meth:`SlotTable.enter` seats it)."""
+    if slot.seq is None:
+        raise RuntimeError(f"slot {slot.key} holds no KV sequence")
+    return slot.seq
 
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:

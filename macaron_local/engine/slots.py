@@ -1,16 +1,18 @@
-"""KV slots: one conversation prefix per (adapter, purpose), one of them resident at a time.
+"""KV slots: one conversation prefix per (adapter, purpose), a few of them resident at a time.
 
-Owns which tokens each slot holds under which adapter. The context has one KV sequence; the slot
-using it is *resident*. Switching to another slot parks the resident one as a state snapshot in
-host memory (``llama_state_seq_get_data``, a copy of only its used cells) and restores the
-target's snapshot (``llama_state_seq_set_data``, a few ms), so each adapter's prefix is reused
-turn after turn, a decode attends only over its own cells, and KV computed under one adapter is
-never reused under another: a slot asked for under another adapter is wiped first (the
-contamination bug of llama.cpp's server, #26207). Snapshots beyond the memory budget are
-dropped by when each slot is next expected (its last use plus its usual interval between uses):
-the one needed furthest ahead goes first, a slot used only once before it. Specialists taking
-turns are a cycle, and least-recently-used eviction dropped exactly the slot needed next; this
-keeps it. A dropped slot is re-evaluated on its next use.
+Owns which tokens each slot holds under which adapter. The context has ``seats`` KV sequences
+(one on a CPU, one per live slot when the KV lives on a GPU, see ``EngineConfig.resident_slots``);
+a slot holding one is *resident*, and a request on it needs no copy at all. Taking the seat of
+another slot parks that one as a state snapshot in host memory (``llama_state_seq_get_data``, a
+copy of only its used cells) and restores the target's snapshot (``llama_state_seq_set_data``, a
+few ms), so each adapter's prefix is reused turn after turn, a decode attends only over its own
+cells, and KV computed under one adapter is never reused under another: a slot asked for under
+another adapter is wiped first (the contamination bug of llama.cpp's server, #26207). Snapshots
+beyond the memory budget are dropped by when each slot is next expected (its last use plus its
+usual interval between uses): the one needed furthest ahead goes first, a slot used only once
+before it; a seat is given up by the same rule. Specialists taking turns are a cycle, and
+least-recently-used eviction dropped exactly the slot needed next; this keeps it. A dropped
+slot is re-evaluated on its next use.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from macaron_local.engine._lcpp import StateBuffer
 
-SEQ = 0  # the one KV sequence the resident slot uses
 USES = 8  # uses remembered per slot, to learn its usual interval
 
 
@@ -33,6 +34,7 @@ class Slot:
     adapter: str | None
     tokens: list[int] = field(default_factory=list)  # exactly what its KV (or snapshot) holds
     snapshot: StateBuffer | None = None  # while parked
+    seq: int | None = None  # the KV sequence (seat) it holds while resident
     last_used: int = 0
     uses: list[int] = field(default_factory=list)  # clock of its latest uses (at most USES)
 
@@ -54,23 +56,27 @@ class Slot:
 
 
 class SlotTable:
-    """Slots by key, the resident one, and the parking policy.
+    """Slots by key, which ones hold a KV sequence (a seat), and the parking policy.
 
-    ``save()`` returns the resident sequence's state, ``restore(buf)`` loads one (False if it
-    did not fit), ``clear()`` empties the sequence; the engine supplies them (llama.cpp calls).
+    ``save(seq)`` returns a sequence's state, ``restore(seq, buf)`` loads one (False if it did
+    not fit), ``clear(seq)`` empties it; the engine supplies them (llama.cpp calls). With one
+    seat every switch parks; with more, a switch parks only when every seat is taken, and then
+    the seated slot needed furthest ahead gives its seat up.
     """
 
     def __init__(
         self,
-        save: Callable[[], StateBuffer],
-        restore: Callable[[StateBuffer], bool],
-        clear: Callable[[], bool],
+        save: Callable[[int], StateBuffer],
+        restore: Callable[[int, StateBuffer], bool],
+        clear: Callable[[int], bool],
         budget_bytes: int,
+        seats: int = 1,
     ) -> None:
         self._save, self._restore, self._clear = save, restore, clear
         self.budget = budget_bytes
         self._slots: dict[str, Slot] = {}
-        self.resident: Slot | None = None
+        self._seats: list[Slot | None] = [None] * max(1, seats)
+        self.resident: Slot | None = None  # the slot entered last
         self._clock = itertools.count(1)
 
     def get(self, key: str, adapter: str | None) -> Slot:
@@ -84,26 +90,40 @@ class SlotTable:
         return slot
 
     def enter(self, slot: Slot) -> None:
-        """Make ``slot`` resident: park the current one, restore ``slot``'s snapshot."""
-        current = self.resident
-        if current is slot:
-            return
-        if current is not None:
-            current.snapshot = self._save() if current.tokens else None
-            self._clear()
+        """Give ``slot`` a seat (a KV sequence): a free one, or the one of the seated slot
+        needed furthest ahead, parked; then restore ``slot``'s snapshot into it."""
         self.resident = slot
+        if slot.seq is not None:
+            return
+        seq = next((i for i, held in enumerate(self._seats) if held is None), None)
+        if seq is None:
+            victim = max(
+                (held for held in self._seats if held is not None),
+                key=lambda s: (s.next_use(), -s.last_used),
+            )
+            seq = self._park(victim)
+        self._seats[seq], slot.seq = slot, seq
         if slot.snapshot is not None:
             buf, slot.snapshot = slot.snapshot, None
-            if not self._restore(buf):
+            if not self._restore(seq, buf):
                 slot.tokens.clear()
-                self._clear()
+                self._clear(seq)
         self._enforce_budget()
+
+    def _park(self, slot: Slot) -> int:
+        """Move ``slot``'s KV to a host snapshot; returns the seat it gave up."""
+        seq = slot.seq
+        assert seq is not None
+        slot.snapshot = self._save(seq) if slot.tokens else None
+        self._clear(seq)
+        self._seats[seq], slot.seq = None, None
+        return seq
 
     def wipe(self, slot: Slot) -> None:
         slot.tokens.clear()
         slot.snapshot = None
-        if slot is self.resident:
-            self._clear()
+        if slot.seq is not None:
+            self._clear(slot.seq)
 
     def _enforce_budget(self) -> None:
         parked = sorted(  # needed furthest ahead first; among those, the least recently used

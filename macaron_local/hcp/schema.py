@@ -189,6 +189,9 @@ class Resources(_Frozen):
     n_batch: Annotated[int, Strict(), Field(ge=32, le=1 << 16)] | None = None
     n_ubatch: Annotated[int, Strict(), Field(ge=32, le=1 << 16)] | None = None
     snapshot_mb: Annotated[int, Strict(), Field(ge=0, le=1 << 20)] | None = None  # parked KV
+    # KV sequences kept resident (n_ctx cells each); unset: 1 on a CPU, a seat per live slot
+    # when the KV is offloaded (see turns.pipeline.resident_slots)
+    resident_slots: Annotated[int, Strict(), Field(ge=1, le=64)] | None = None
 
     @model_validator(mode="after")
     def _kv_needs_fa(self) -> Resources:

@@ -356,7 +356,9 @@ def served_engine(profile: Any, engine: Engine | None = None) -> Iterator[Engine
         yield engine
         return
     own = Engine(
-        verified_path(manifest.id), engine_config(profile.resources), base_sha256=manifest.sha256
+        verified_path(manifest.id),
+        engine_config(profile.resources, len(profile.labels)),
+        base_sha256=manifest.sha256,
     )
     try:
         yield own

@@ -10,20 +10,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from macaron_local.engine import EngineConfig
 from macaron_local.hcp import load_profile
 from macaron_local.manifests import get_manifest, verified_path
 from macaron_local.serve.metered import MeteredEngine
-from macaron_local.turns.pipeline import DEFAULT_PROFILE, Runtime
+from macaron_local.turns.pipeline import DEFAULT_PROFILE, Runtime, engine_config
 
 
 def open_runtime(profile: str | None = None, *, db_path: Path | None = None) -> Runtime:
     prof = load_profile(profile or DEFAULT_PROFILE)
     manifest = get_manifest(prof.base.model)
-    res = prof.resources
-    engine = MeteredEngine(
+    engine = MeteredEngine(  # every [resources] setting, as the app's engine gets them
         verified_path(prof.base.model),
-        EngineConfig(n_ctx=res.n_ctx, n_threads=res.threads, n_gpu_layers=res.n_gpu_layers),
+        engine_config(prof.resources, len(prof.labels)),
         base_sha256=manifest.sha256,
     )
     try:

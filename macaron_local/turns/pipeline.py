@@ -132,7 +132,7 @@ class Runtime(SummaryHops):
         if engine is None:
             engine = Engine(
                 verified_path(prof.base.model),
-                engine_config(prof.resources),
+                engine_config(prof.resources, len(prof.labels)),
                 base_sha256=manifest.sha256,
             )
         bindings, warnings = adapter_bindings.load(
@@ -612,7 +612,7 @@ class Answered:
     for_summary: View
 
 
-def engine_config(res: Resources) -> EngineConfig:
+def engine_config(res: Resources, n_labels: int = 4) -> EngineConfig:
     """The engine's settings from a profile's ``[resources]`` (unset fields: the defaults)."""
     base = EngineConfig()
     return EngineConfig(
@@ -625,4 +625,17 @@ def engine_config(res: Resources) -> EngineConfig:
         n_batch=res.n_batch or base.n_batch,
         n_ubatch=res.n_ubatch,
         snapshot_mb=base.snapshot_mb if res.snapshot_mb is None else res.snapshot_mb,
+        resident_slots=resident_slots(res, n_labels),
     )
+
+
+def resident_slots(res: Resources, n_labels: int) -> int:
+    """How many KV sequences stay resident: the profile's ``resident_slots``, else one on a
+    CPU (parking a slot copies its used cells in host memory in a few ms, and the snapshots
+    hold only used cells where a seat holds ``n_ctx``: bench/placement.py) and, when the KV
+    lives on a GPU (layers and ``offload``), a seat per live slot of a conversation: the
+    router, and each label's view and summary, so no switch copies KV across the bus."""
+    if res.resident_slots is not None:
+        return res.resident_slots
+    on_device = res.offload and res.n_gpu_layers != 0
+    return 1 + 2 * n_labels if on_device else 1

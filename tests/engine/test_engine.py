@@ -451,3 +451,40 @@ def test_an_answer_cancelled_during_its_prompt_stops_at_the_next_chunk(model_pat
             stream.result()
         again = eng.complete(prompt, slot="long", max_tokens=4)  # the slot kept that chunk
         assert again.n_reused == 64 and again.n_evaluated == n_prompt - 64 and again.tokens
+
+
+
+def _three_conversations(eng: Engine, adapter_dir) -> list[tuple[int, int, list[int]]]:
+    """Two rounds of three adapters' conversations, interleaved: (reused, evaluated, tokens)."""
+    for name in ("zero", "a", "b"):
+        eng.load_adapter(name, adapter_dir / f"{name}.gguf")
+    out, firsts = [], {}
+    for name in ("zero", "a", "b"):
+        done = eng.complete(chat(eng, f"Say hi as {name}."), adapter=name, slot=name, max_tokens=8)
+        firsts[name] = done.text
+        out.append((done.n_reused, done.n_evaluated, done.tokens))
+    for name in ("zero", "a", "b"):
+        again = chat(eng, f"Say hi as {name}.", firsts[name], "Now say bye.")
+        done = eng.complete(again, adapter=name, slot=name, max_tokens=8)
+        out.append((done.n_reused, done.n_evaluated, done.tokens))
+    return out
+
+
+def test_resident_slots_switch_without_parking_and_answer_as_one_sequence(
+    model_path, adapter_dir
+) -> None:
+    """Resident placement (``resident_slots``, the design for a KV on a GPU): three adapters'
+    slots keep a sequence each; switching between them parks nothing, reuses each prefix, and
+    gives exactly the tokens of the one-sequence engine that parks at every switch."""
+    with Engine(model_path, EngineConfig(n_ctx=1024, resident_slots=3)) as eng:
+        assert eng.n_ctx == 1024  # per sequence: the context holds 3 x 1024 cells
+        seated = _three_conversations(eng, adapter_dir)
+        assert eng.parked_bytes() == 0  # no slot was ever copied to the host
+        done = eng.complete(chat(eng, "Say hi as a."), adapter="b", slot="a", max_tokens=4)
+        assert done.n_reused == 0  # slot "a" asked for under another adapter starts afresh
+    with Engine(model_path, EngineConfig(n_ctx=1024)) as eng:
+        parked = _three_conversations(eng, adapter_dir)
+        assert eng.parked_bytes() > 0
+    assert [t for _, _, t in seated] == [t for _, _, t in parked]
+    assert [r for r, _, _ in seated] == [r for r, _, _ in parked]
+    assert all(r > 0 for r, _, _ in seated[3:])  # the second round reused each prefix

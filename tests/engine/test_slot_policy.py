@@ -10,12 +10,18 @@ from macaron_local.engine.slots import SlotTable
 SNAPSHOT = 1000  # bytes per parked slot
 
 
-def _table(budget_slots: int) -> SlotTable:
+def _table(budget_slots: int, seats: int = 1, saves: list[int] | None = None) -> SlotTable:
+    def save(seq: int) -> bytearray:
+        if saves is not None:
+            saves.append(seq)
+        return bytearray(SNAPSHOT)
+
     return SlotTable(
-        save=lambda: bytearray(SNAPSHOT),  # type: ignore[arg-type,return-value]
-        restore=lambda buf: True,
-        clear=lambda: True,
+        save=save,  # type: ignore[arg-type]
+        restore=lambda seq, buf: True,
+        clear=lambda seq: True,
         budget_bytes=budget_slots * SNAPSHOT,
+        seats=seats,
     )
 
 
@@ -50,3 +56,28 @@ def test_the_slot_due_soonest_is_kept_over_a_more_recent_one() -> None:
     assert parked == {"api:once"}  # the only one parked; with L2 it would go first
     _reuses(table, ["view:L2"])
     assert {k for k, s in table._slots.items() if s.snapshot is not None} == {"view:L0"}
+
+
+def test_with_a_seat_per_slot_a_cycle_never_parks() -> None:
+    """Resident placement (a KV sequence per live slot, the GPU design): specialists taking
+    turns switch without a single copy to or from the host."""
+    saves: list[int] = []
+    table = _table(budget_slots=0, seats=5, saves=saves)
+    _reuses(table, ["view:L0", "view:L1", "view:L2", "view:L3", "summary"] * 4)
+    assert saves == []  # nothing was ever parked
+    seats = {s.seq for s in table._slots.values()}
+    assert seats == {0, 1, 2, 3, 4}  # each slot kept its own sequence
+
+
+def test_when_seats_run_out_the_slot_needed_furthest_ahead_gives_its_seat_up() -> None:
+    """Three seats, L0 and L2 alternating, then a one-off request: it takes the seat of the
+    slot not due again (view:L1, used once), not that of L0 or L2."""
+    saves: list[int] = []
+    table = _table(budget_slots=4, seats=3, saves=saves)
+    _reuses(table, ["view:L1", "view:L0", "view:L2", "view:L0", "view:L2"])
+    assert saves == []
+    l1_seat = table._slots["view:L1"].seq
+    _reuses(table, ["api:once"])
+    assert table._slots["api:once"].seq == l1_seat and saves == [l1_seat]
+    assert table._slots["view:L1"].snapshot is not None  # parked on the host, not lost
+    assert table._slots["view:L0"].seq is not None and table._slots["view:L2"].seq is not None

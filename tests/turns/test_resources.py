@@ -10,7 +10,7 @@ import pytest
 
 from macaron_local.errors import ContractError
 from macaron_local.hcp import load_profile
-from macaron_local.turns.pipeline import Runtime
+from macaron_local.turns.pipeline import Runtime, resident_slots
 from macaron_local.turns.turn import TurnRequest
 from tests.conftest import macaron_home
 from tests.turns.conftest import write_fast_profile
@@ -23,6 +23,7 @@ flash_attn = false
 n_batch = 256
 n_ubatch = 128
 snapshot_mb = 32
+resident_slots = 3
 """
 
 
@@ -33,6 +34,7 @@ def test_profile_resources_reach_the_engine(tmp_path: Path) -> None:
             c = rt.engine.config
             assert (c.n_ctx, c.kv_type, c.flash_attn) == (2048, "f32", False)
             assert (c.n_batch, c.n_ubatch, c.snapshot_mb) == (256, 128, 32)
+            assert c.resident_slots == 3 and rt.engine.n_ctx == 2048  # 2048 per sequence
             s = rt.new_session()
             turn = rt.run_turn(TurnRequest(s.id, "Say hi.", label="L0"))
             assert turn.answer and turn.profile_hash == rt.profile.content_hash
@@ -42,3 +44,17 @@ def test_q8_kv_without_flash_attention_is_refused(tmp_path: Path) -> None:
     write_fast_profile(tmp_path, '[resources]\nkv_type = "q8_0"\nflash_attn = false\n', "q8")
     with macaron_home(tmp_path), pytest.raises(ContractError, match="q8_0 needs flash"):
         load_profile("q8")
+
+
+def test_resident_slots_follow_where_the_kv_lives(tmp_path: Path) -> None:
+    """Unset, one sequence on a CPU (parked snapshots) and a seat per live slot (the router,
+    each label's view and summary) when layers and the KV are on a GPU; set, the profile's."""
+    on_gpu = "[resources]\nn_gpu_layers = -1\noffload = true\n"
+    write_fast_profile(tmp_path)
+    write_fast_profile(tmp_path, on_gpu, name="on-gpu")
+    write_fast_profile(tmp_path, on_gpu + "resident_slots = 2\n", name="small-gpu")
+    with macaron_home(tmp_path):
+        cpu, gpu, small = (load_profile(n) for n in ("test-fast", "on-gpu", "small-gpu"))
+    assert resident_slots(cpu.resources, len(cpu.labels)) == 1
+    assert resident_slots(gpu.resources, len(gpu.labels)) == 1 + 2 * len(gpu.labels)
+    assert resident_slots(small.resources, len(small.labels)) == 2
