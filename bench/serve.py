@@ -9,7 +9,9 @@ one request after another; a 429 waits its Retry-After and retries. Then it stop
 is exactly one turn of its conversation (none lost, none duplicated), the server did not crash,
 and the admission queue stayed within its bound. It reports p50/p95 time to first content token
 (from the request's start, the route hop and any queueing included) and the answer throughput
-(content chunks/s over the run).
+(content chunks/s over the run), the median route time of the stored turns (``route_ms`` in
+their timings: the router's own request, queueing behind answers included) and the server
+process's peak resident memory, sampled every half second.
 
 The baseline is ``python -m llama_cpp.server`` on the same GGUF file, same context and answer
 budget, driven the same way (stateless requests: it has no conversations, no route, no summary).
@@ -214,6 +216,9 @@ def bench_macaron(args: argparse.Namespace, home: Path) -> dict:
     )
     base = re.search(r"http://127\.0\.0\.1:\d+", proc.stdout.readline()).group(0)  # type: ignore[union-attr]
     wait_ready(f"{base}/health", proc)
+    peak = [0.0]
+    sampler = threading.Thread(target=sample_rss, args=(proc, peak), daemon=True)
+    sampler.start()
     clients, wall = drive(
         base, "bench-serve", args.clients, args.duration, args.answer_tokens, conversations=True
     )
@@ -230,9 +235,23 @@ def bench_macaron(args: argparse.Namespace, home: Path) -> dict:
         peak_active=health["admission"]["peak_active"],
         queue_bound=args.queue,
         concurrency=args.concurrency,
+        peak_rss_mib=round(peak[0]),
     )
     row["sample_errors"] = [e for c in clients for e in c.errors][:3]
     return row
+
+
+def sample_rss(proc: subprocess.Popen, peak: list[float]) -> None:
+    """Keep ``peak[0]`` at the largest VmRSS (MiB) of ``proc`` until it exits."""
+    status = Path(f"/proc/{proc.pid}/status")
+    while proc.poll() is None:
+        try:
+            for line in status.read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    peak[0] = max(peak[0], int(line.split()[1]) / 1024)
+        except OSError:
+            return
+        time.sleep(0.5)
 
 
 def store_check(home: Path, clients: list[Client]) -> dict:
@@ -252,7 +271,14 @@ def store_check(home: Path, clients: list[Client]) -> dict:
         lost += max(0, c.ok - len(ids)) + len(set(c.turns) - set(ids))
     all_ids = [t for c in clients for t in c.turns]
     n_summaries = len(summaries(db, all_ids))
+    route_ms = [
+        t.timings["route_ms"]
+        for c in clients
+        for t in (branch(db, mapping[c.conversation]) if c.conversation in mapping else [])
+        if t.timings.get("route_ms") is not None
+    ]
     return {
+        "route_p50_ms": round(statistics.median(route_ms)) if route_ms else None,
         "turns_stored": stored,
         "turns_lost": lost,
         "turns_duplicated": dup,
@@ -346,7 +372,8 @@ def main() -> None:
             f"{m['turns_stored']} lost={m['turns_lost']} duplicated={m['turns_duplicated']} "
             f"summaries={m['summaries_stored']} pending={m['summaries_pending']} peak waiting="
             f"{m['peak_waiting']}/{m['queue_bound']} peak active={m['peak_active']}/"
-            f"{m['concurrency']}"
+            f"{m['concurrency']} route p50={m['route_p50_ms']} ms peak RSS="
+            f"{m['peak_rss_mib']} MiB"
         )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
