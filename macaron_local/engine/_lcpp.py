@@ -108,6 +108,15 @@ def model_meta(model: Model, key: str) -> str | None:
     return buf.value.decode("utf-8", errors="replace") if n >= 0 else None
 
 
+def memory_kind(model: Model) -> str:
+    """``"recurrent"`` (Mamba, RWKV: a fixed state per sequence), ``"hybrid"`` (recurrent layers
+    beside attention, such as Gated DeltaNet models) or ``"attention"`` (a KV cache only).
+    A recurrent state cannot lose the tail of a sequence, so prefixes need checkpoints there."""
+    if L.llama_model_is_hybrid(model):
+        return "hybrid"
+    return "recurrent" if L.llama_model_is_recurrent(model) else "attention"
+
+
 def chat_template(model: Model) -> str | None:
     raw = L.llama_model_chat_template(model, None)
     return raw.decode("utf-8", errors="replace") if raw else None

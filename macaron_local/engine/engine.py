@@ -85,7 +85,10 @@ class EngineConfig:
     parked slots' KV snapshots may hold. ``resident_slots`` is how many slots keep their own KV
     sequence of ``n_ctx`` cells (``resident_slots`` x ``n_ctx`` of KV, allocated at start): a
     switch between them copies nothing, where a switch to a parked slot copies its KV back
-    from the host (see :func:`resident_slots` for the rule).
+    from the host (see :func:`resident_slots` for the rule). On a recurrent or hybrid base,
+    whose state cannot lose a sequence's tail, each slot keeps up to ``state_checkpoints`` host
+    copies of its state at the end of its recent prompts, so a prompt that extends one of them
+    is read from there instead of from the start (``slots.py``).
     """
 
     n_ctx: int = 4096
@@ -98,6 +101,7 @@ class EngineConfig:
     n_ubatch: int | None = None  # None: n_batch
     offload_kqv: bool = True  # the KV cache and attention on the GPU (with n_gpu_layers > 0)
     resident_slots: int = 1  # KV sequences of n_ctx each; other slots are parked on the host
+    state_checkpoints: int = 3  # recurrent/hybrid bases: host checkpoints kept per slot (0: off)
 
     def context_params(self) -> _lcpp.ContextParams:
         cores = max(1, os.cpu_count() or 1)
@@ -181,6 +185,8 @@ class Engine:
         self._model: Model = model
         self._ctx: Context = ctx
         self.vocab = Vocab(self._model, self.info.chat_template)
+        self.memory = _lcpp.memory_kind(self._model)  # "attention" | "recurrent" | "hybrid"
+        self._checkpoints = self.config.state_checkpoints if self.memory != "attention" else 0
         self.n_ctx = _lcpp.context_size(self._ctx)
         self._batch = _lcpp.Batch(self.config.n_batch)
         self._slots = SlotTable(
@@ -503,12 +509,9 @@ class Engine:
             self._slots.enter(held)
             seq = _seq(held)
             upto = first if all_positions else len(tokens) - 1
-            keep = min(_common_prefix(held.tokens, tokens), upto) if slot else 0
-            if keep < len(held.tokens):
-                if not _lcpp.seq_remove(self._ctx, seq, keep, -1):
-                    _lcpp.seq_remove(self._ctx, seq, 0, -1)
-                    keep = 0
-                del held.tokens[keep:]
+            keep = self._rewind(
+                held, tokens, min(_common_prefix(held.tokens, tokens), upto) if slot else 0, upto
+            )
             rows = []
             for start in range(keep, len(tokens), self.config.n_batch):
                 chunk = list(tokens[start : start + self.config.n_batch])
@@ -630,7 +633,8 @@ class Engine:
         holds the engine for one chunk at most, not its whole length; a cancelled request stops
         feeding (the slot keeps the valid prefix it has)."""
         tokens = req.tokens
-        keep = min(_common_prefix(slot.tokens, tokens), len(tokens) - 1)
+        cap = len(tokens) - 1  # the last token is always evaluated for its logits
+        keep = self._rewind(slot, tokens, min(_common_prefix(slot.tokens, tokens), cap), cap)
         evaluated, end = 0, keep
         while end < len(tokens):
             if end > keep:
@@ -644,18 +648,15 @@ class Engine:
                 end = max(end, min(_common_prefix(slot.tokens, tokens), len(tokens) - 1))
             end = min(end + chunk, len(tokens))
             evaluated += self._feed(slot, tokens[:end])[1]
+        if self._checkpoints and end == len(tokens) and not stream.cancelled:
+            self._slots.checkpoint(slot, _lcpp.seq_save(self._ctx, _seq(slot)), self._checkpoints)
         return keep, evaluated
 
     def _feed(self, slot: Slot, tokens: list[int]) -> tuple[int, int]:
         """Make ``slot`` hold ``tokens``, logits for the last one; returns (reused, evaluated)."""
-        keep = _common_prefix(slot.tokens, tokens)
-        keep = min(keep, len(tokens) - 1)  # the last token is always evaluated for its logits
+        cap = len(tokens) - 1  # the last token is always evaluated for its logits
+        keep = self._rewind(slot, tokens, min(_common_prefix(slot.tokens, tokens), cap), cap)
         seq = _seq(slot)
-        if keep < len(slot.tokens):
-            if not _lcpp.seq_remove(self._ctx, seq, keep, -1):
-                _lcpp.seq_remove(self._ctx, seq, 0, -1)
-                keep = 0
-            del slot.tokens[keep:]
         todo = tokens[keep:]
         for start in range(0, len(todo), self.config.n_batch):
             chunk = todo[start : start + self.config.n_batch]
@@ -664,6 +665,22 @@ class Engine:
             self._decode()
             slot.tokens.extend(chunk)
         return keep, len(todo)
+
+    def _rewind(self, slot: Slot, tokens: Sequence[int], keep: int, cap: int) -> int:
+        """Make the seated ``slot`` hold a prefix of ``tokens``: its first ``keep`` tokens (a
+        common prefix), or further along from a checkpoint of at most ``cap`` tokens; returns
+        how many it holds. A state that cannot lose its tail (recurrent) is cleared first."""
+        if keep < len(slot.tokens):
+            seq = _seq(slot)
+            if not _lcpp.seq_remove(self._ctx, seq, keep, -1):
+                _lcpp.seq_remove(self._ctx, seq, 0, -1)
+                keep = 0
+            del slot.tokens[keep:]
+        cp = self._slots.best_checkpoint(slot, tokens, cap) if slot.checkpoints else None
+        if cp is not None and len(cp.tokens) > keep:
+            self._slots.rewind(slot, cp)
+            return len(slot.tokens)
+        return keep
 
     def _decode(self) -> None:
         rc = _lcpp.decode(self._ctx, self._batch)

@@ -13,12 +13,19 @@ usual interval between uses): the one needed furthest ahead goes first, a slot u
 before it; a seat is given up by the same rule. Specialists taking turns are a cycle, and
 least-recently-used eviction dropped exactly the slot needed next; this keeps it. A dropped
 slot is re-evaluated on its next use.
+
+A recurrent or hybrid base (Mamba, Gated DeltaNet) cannot cut the tail off a sequence's state,
+so a prompt that shares only a prefix with what a slot holds would be read again from the start.
+For those the engine keeps *checkpoints*: host copies of a slot's state at the end of its recent
+prompts (:meth:`SlotTable.checkpoint`), and a later prompt that extends one restores it
+(:meth:`SlotTable.rewind`) instead of starting over: the router's fixed prompt, a view's earlier
+turns. Checkpoints belong to their slot's adapter and go when the slot is wiped.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,6 +33,14 @@ if TYPE_CHECKING:
     from macaron_local.engine._lcpp import StateBuffer
 
 USES = 8  # uses remembered per slot, to learn its usual interval
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A slot's state after reading exactly ``tokens`` (a host copy)."""
+
+    tokens: tuple[int, ...]
+    state: StateBuffer
 
 
 @dataclass
@@ -37,10 +52,16 @@ class Slot:
     seq: int | None = None  # the KV sequence (seat) it holds while resident
     last_used: int = 0
     uses: list[int] = field(default_factory=list)  # clock of its latest uses (at most USES)
+    checkpoints: list[Checkpoint] = field(default_factory=list)  # shortest first
 
     @property
     def snapshot_bytes(self) -> int:
         return len(self.snapshot) if self.snapshot is not None else 0
+
+    @property
+    def host_bytes(self) -> int:
+        """Host memory this slot holds: its snapshot and its checkpoints."""
+        return self.snapshot_bytes + sum(len(c.state) for c in self.checkpoints)
 
     def used(self, now: int) -> None:
         self.last_used = now
@@ -119,22 +140,55 @@ class SlotTable:
         self._seats[seq], slot.seq = None, None
         return seq
 
+    def checkpoint(self, slot: Slot, state: StateBuffer, limit: int) -> None:
+        """Keep ``state`` as ``slot``'s checkpoint at the tokens it holds now. Checkpoints that
+        are not a prefix of those tokens can serve no later prompt that extends them and go;
+        beyond ``limit`` the second shortest goes (the shortest is the most stable prefix)."""
+        tokens = tuple(slot.tokens)
+        kept = [c for c in slot.checkpoints if tokens[: len(c.tokens)] == c.tokens != tokens]
+        kept.append(Checkpoint(tokens, state))
+        while len(kept) > max(1, limit):
+            del kept[1 if len(kept) > 1 else 0]
+        slot.checkpoints = kept
+
+    def best_checkpoint(self, slot: Slot, tokens: Sequence[int], cap: int) -> Checkpoint | None:
+        """The longest checkpoint of ``slot`` that is a prefix of ``tokens[:cap]``."""
+        fits = [
+            c
+            for c in slot.checkpoints
+            if len(c.tokens) <= cap and tuple(tokens[: len(c.tokens)]) == c.tokens
+        ]
+        return max(fits, key=lambda c: len(c.tokens), default=None)
+
+    def rewind(self, slot: Slot, cp: Checkpoint) -> None:
+        """Load checkpoint ``cp`` into the seated ``slot``; if llama.cpp refuses it, the slot
+        is left empty and the checkpoint dropped."""
+        assert slot.seq is not None
+        self._clear(slot.seq)
+        if self._restore(slot.seq, cp.state):
+            slot.tokens[:] = cp.tokens
+            return
+        self._clear(slot.seq)
+        slot.tokens.clear()
+        slot.checkpoints = [c for c in slot.checkpoints if c is not cp]
+
     def wipe(self, slot: Slot) -> None:
         slot.tokens.clear()
         slot.snapshot = None
+        slot.checkpoints = []
         if slot.seq is not None:
             self._clear(slot.seq)
 
     def _enforce_budget(self) -> None:
         parked = sorted(  # needed furthest ahead first; among those, the least recently used
-            (s for s in self._slots.values() if s.snapshot is not None),
+            (s for s in self._slots.values() if s.seq is None and s.host_bytes),
             key=lambda s: (-s.next_use(), s.last_used),
         )
-        total = sum(s.snapshot_bytes for s in parked)
+        total = sum(s.host_bytes for s in parked)
         for victim in parked:
             if total <= self.budget:
                 break
-            total -= victim.snapshot_bytes
+            total -= victim.host_bytes
             self.wipe(victim)
 
     def forget_adapter(self, adapter: str) -> None:
@@ -152,3 +206,6 @@ class SlotTable:
 
     def parked_bytes(self) -> int:
         return sum(s.snapshot_bytes for s in self._slots.values())
+
+    def checkpoint_bytes(self) -> int:
+        return sum(len(c.state) for s in self._slots.values() for c in s.checkpoints)

@@ -453,7 +453,6 @@ def test_an_answer_cancelled_during_its_prompt_stops_at_the_next_chunk(model_pat
         assert again.n_reused == 64 and again.n_evaluated == n_prompt - 64 and again.tokens
 
 
-
 def _three_conversations(eng: Engine, adapter_dir) -> list[tuple[int, int, list[int]]]:
     """Two rounds of three adapters' conversations, interleaved: (reused, evaluated, tokens)."""
     for name in ("zero", "a", "b"):

@@ -81,3 +81,19 @@ def test_when_seats_run_out_the_slot_needed_furthest_ahead_gives_its_seat_up() -
     assert table._slots["api:once"].seq == l1_seat and saves == [l1_seat]
     assert table._slots["view:L1"].snapshot is not None  # parked on the host, not lost
     assert table._slots["view:L0"].seq is not None and table._slots["view:L2"].seq is not None
+
+
+def test_checkpoints_keep_the_stable_prefix_and_the_latest_and_go_with_the_adapter() -> None:
+    table = _table(budget_slots=4)
+    slot = table.get("route", adapter="L0")
+    table.enter(slot)
+    for tokens in ([1, 2], [1, 2, 3], [1, 2, 4], [1, 2, 4, 5], [1, 2, 4, 5, 6]):
+        slot.tokens = list(tokens)
+        table.checkpoint(slot, bytearray(10), limit=3)  # type: ignore[arg-type]
+    # [1, 2, 3] is no prefix of what the slot read later: it can serve no later prompt
+    assert [c.tokens for c in slot.checkpoints] == [(1, 2), (1, 2, 4, 5), (1, 2, 4, 5, 6)]
+    best = table.best_checkpoint(slot, [1, 2, 4, 5, 9], cap=4)
+    assert best is not None and best.tokens == (1, 2, 4, 5)
+    assert table.best_checkpoint(slot, [7, 2], cap=1) is None
+    table.get("route", adapter="L1")  # another adapter: nothing read under L0 is reused
+    assert slot.checkpoints == [] and slot.tokens == []
