@@ -71,6 +71,8 @@ log = logging.getLogger(__name__)
 # Prompt tokens a background job (a summary) evaluates between yields: an interactive request
 # waits for at most one chunk. 64 cost turns ~0.3 s each on one core (4.3 s over bench/turns.py).
 BACKGROUND_CHUNK = 16
+# How far before a prompt's end a recurrent state is checkpointed (see _feed_in_steps)
+CHECKPOINT_BACKOFF = 4
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,7 @@ class RequestOptions(TypedDict, total=False):
     on_token: Callable[[int], None] | None
     ban_first: Sequence[int]
     cancel: threading.Event | None
+    prefix: bool
 
 
 class Engine:
@@ -360,12 +363,15 @@ class Engine:
         on_token: Callable[[int], None] | None = None,
         ban_first: Sequence[int] = (),
         cancel: threading.Event | None = None,
+        prefix: bool = False,
     ) -> Stream[Completion]:
         """Start a request; the returned :class:`Stream` yields text and ends with a Completion.
 
         ``slot`` names the KV slot (default: the adapter's own) whose prefix is reused;
         ``ban_first`` lists tokens the answer may not start with; ``cancel`` set ends the
-        request at its next step, as ``Stream.cancel()`` does. Raises
+        request at its next step, as ``Stream.cancel()`` does; ``prefix`` says the prompt is a
+        fixed prefix that later prompts on the slot extend (on a recurrent base its whole
+        state is checkpointed, see ``slots.py``). Raises
         before anything runs if the adapter is unknown, the grammar invalid, or the prompt plus
         ``max_tokens`` does not fit the context.
         """
@@ -395,6 +401,7 @@ class Engine:
             on_token,
             priority,
             tuple(ban_first),
+            prefix,
         )
 
         def job(stream: Stream[Completion]) -> Job[Completion]:
@@ -439,7 +446,7 @@ class Engine:
             ):
                 return None
         stream = self.generate(
-            tokens, adapter=adapter, slot=slot, max_tokens=1, priority=BACKGROUND
+            tokens, adapter=adapter, slot=slot, max_tokens=1, priority=BACKGROUND, prefix=True
         )
         if path is not None:  # queued behind the read (same priority, later): runs once it is done
             self._worker.submit(
@@ -473,6 +480,8 @@ class Engine:
             self._slots.wipe(slot)
             return False
         slot.tokens[:] = saved[0]
+        if self._checkpoints:
+            self._checkpoint(slot)
         return True
 
     def _save_prefix(
@@ -635,6 +644,10 @@ class Engine:
         tokens = req.tokens
         cap = len(tokens) - 1  # the last token is always evaluated for its logits
         keep = self._rewind(slot, tokens, min(_common_prefix(slot.tokens, tokens), cap), cap)
+        # a recurrent state is checkpointed a few tokens before the prompt's end: the next
+        # prompt may tokenize the boundary with the answer differently (chat templates end in
+        # a newline that can merge with the answer's first characters)
+        mark = len(tokens) - (0 if req.prefix else CHECKPOINT_BACKOFF) if self._checkpoints else -1
         evaluated, end = 0, keep
         while end < len(tokens):
             if end > keep:
@@ -646,11 +659,17 @@ class Engine:
                 # and may have read this slot further along the same tokens (a route request
                 # over the router's warm-up): go on from there instead of cutting its work off
                 end = max(end, min(_common_prefix(slot.tokens, tokens), len(tokens) - 1))
-            end = min(end + chunk, len(tokens))
+            start, end = end, min(end + chunk, len(tokens))
+            if start < mark < end:
+                end = mark
             evaluated += self._feed(slot, tokens[:end])[1]
-        if self._checkpoints and end == len(tokens) and not stream.cancelled:
-            self._slots.checkpoint(slot, _lcpp.seq_save(self._ctx, _seq(slot)), self._checkpoints)
+            if end == mark:
+                self._checkpoint(slot)
         return keep, evaluated
+
+    def _checkpoint(self, slot: Slot) -> None:
+        """Keep the state of the seated ``slot`` as a checkpoint at the tokens it holds."""
+        self._slots.checkpoint(slot, _lcpp.seq_save(self._ctx, _seq(slot)), self._checkpoints)
 
     def _feed(self, slot: Slot, tokens: list[int]) -> tuple[int, int]:
         """Make ``slot`` hold ``tokens``, logits for the last one; returns (reused, evaluated)."""
@@ -704,6 +723,7 @@ class _Request:
     on_token: Callable[[int], None] | None
     priority: int = INTERACTIVE
     ban_first: tuple[int, ...] = ()
+    prefix: bool = False  # checkpoint the whole prompt (recurrent bases), not short of its end
 
 
 def _seq(slot: Slot) -> int:

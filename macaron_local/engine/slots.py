@@ -16,8 +16,8 @@ slot is re-evaluated on its next use.
 
 A recurrent or hybrid base (Mamba, Gated DeltaNet) cannot cut the tail off a sequence's state,
 so a prompt that shares only a prefix with what a slot holds would be read again from the start.
-For those the engine keeps *checkpoints*: host copies of a slot's state at the end of its recent
-prompts (:meth:`SlotTable.checkpoint`), and a later prompt that extends one restores it
+For those the engine keeps *checkpoints*: host copies of a slot's state just short of the end of
+its recent prompts (:meth:`SlotTable.checkpoint`), and a later prompt that extends one restores it
 (:meth:`SlotTable.rewind`) instead of starting over: the router's fixed prompt, a view's earlier
 turns. Checkpoints belong to their slot's adapter and go when the slot is wiped.
 """

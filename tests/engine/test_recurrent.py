@@ -9,12 +9,14 @@ model's tokenizer, 14 MB, under a second): real llama.cpp, no download.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from macaron_local.engine import Engine, EngineConfig
+from macaron_local.engine.engine import CHECKPOINT_BACKOFF
 from tests.engine.conftest import make_adapter
 
 N_EMBD, N_LAYER, D_CONV, D_STATE, DT_RANK = 64, 2, 4, 8, 4
@@ -142,3 +144,23 @@ def test_checkpoints_survive_parking_and_never_cross_adapters(mamba: Path, tmp_p
             eng.eval_logits(first, adapter="a"),
             atol=1e-4,
         )
+
+
+def test_a_conversation_reads_each_turn_from_the_last_checkpoint(mamba: Path) -> None:
+    """The answer slot: each view extends the one before with the answer as text. A random
+    model answers in newlines, which merge with the template's last newline, so the previous
+    prompt is no token prefix of the next: the checkpoint a few tokens short of its end is."""
+    with Engine(mamba, EngineConfig(n_ctx=2048)) as eng:
+        history = [{"role": "system", "content": "You are a helpful assistant."}]
+        got = []
+        for text in REQUESTS:
+            history.append({"role": "user", "content": text})
+            view = eng.chat_tokens(history)
+            done = eng.complete(view, slot="answer", max_tokens=8)
+            history.append({"role": "assistant", "content": done.text})
+            got.append((len(view), done.n_reused, done.n_evaluated))
+            np.testing.assert_allclose(
+                eng.eval_logits(view, slot="answer"), eng.eval_logits(view), atol=1e-4
+            )
+    for (before, _, _), (n, reused, evaluated) in itertools.pairwise(got):
+        assert before - CHECKPOINT_BACKOFF <= reused < n and reused + evaluated == n
