@@ -96,13 +96,9 @@ def _available(dev: str) -> int | None:
         import torch
 
         return int(torch.cuda.mem_get_info()[0])
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
+    from macaron_local.hostinfo import host_memory_available
+
+    return host_memory_available()
 
 
 def _flops_per_s(dev: str) -> float | None:

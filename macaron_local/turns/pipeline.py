@@ -624,9 +624,25 @@ def engine_config(res: Resources, n_labels: int = 4) -> EngineConfig:
         flash_attn=res.flash_attn,
         n_batch=res.n_batch or base.n_batch,
         n_ubatch=res.n_ubatch,
-        snapshot_mb=base.snapshot_mb if res.snapshot_mb is None else res.snapshot_mb,
+        snapshot_mb=snapshot_mb(res),
         resident_slots=resident_slots(res, n_labels),
     )
+
+
+def snapshot_mb(res: Resources, available: int | None = None) -> int:
+    """Host memory (MiB) for parked slots' snapshots and checkpoints: the profile's
+    ``snapshot_mb``, else an eighth of the host memory available at start, between 256 MiB
+    and 4 GiB (snapshots take only what parked slots hold, so the cap is a ceiling, not an
+    allocation; a 32k view of a large base is gigabytes, a 2k view of the 135M default 23 MiB)."""
+    if res.snapshot_mb is not None:
+        return res.snapshot_mb
+    if available is None:
+        from macaron_local.hostinfo import host_memory_available
+
+        available = host_memory_available()
+    if available is None:
+        return EngineConfig().snapshot_mb
+    return max(256, min(4096, (available >> 20) // 8))
 
 
 def resident_slots(res: Resources, n_labels: int) -> int:

@@ -10,7 +10,7 @@ import pytest
 
 from macaron_local.errors import ContractError
 from macaron_local.hcp import load_profile
-from macaron_local.turns.pipeline import Runtime, resident_slots
+from macaron_local.turns.pipeline import Runtime, engine_config, resident_slots, snapshot_mb
 from macaron_local.turns.turn import TurnRequest
 from tests.conftest import macaron_home
 from tests.turns.conftest import write_fast_profile
@@ -58,3 +58,17 @@ def test_resident_slots_follow_where_the_kv_lives(tmp_path: Path) -> None:
     assert resident_slots(cpu.resources, len(cpu.labels)) == 1
     assert resident_slots(gpu.resources, len(gpu.labels)) == 1 + 2 * len(gpu.labels)
     assert resident_slots(small.resources, len(small.labels)) == 2
+
+
+def test_the_snapshot_budget_follows_the_host_memory(tmp_path: Path) -> None:
+    """Unset, an eighth of the memory available at start within 256 MiB - 4 GiB; set, the
+    profile's. The engine's settings get it."""
+    write_fast_profile(tmp_path)
+    write_fast_profile(tmp_path, "[resources]\nsnapshot_mb = 48\n", name="fixed")
+    with macaron_home(tmp_path):
+        unset, fixed = (load_profile(n).resources for n in ("test-fast", "fixed"))
+    gib = 1 << 30
+    assert [snapshot_mb(unset, n * gib) for n in (1, 16, 64)] == [256, 2048, 4096]
+    assert snapshot_mb(unset, None) in range(256, 4097) and snapshot_mb(fixed, 64 * gib) == 48
+    assert engine_config(unset).snapshot_mb in range(256, 4097)
+    assert engine_config(fixed).snapshot_mb == 48
