@@ -71,6 +71,44 @@ def supports_gpu_offload() -> bool:
     return bool(L.llama_supports_gpu_offload())
 
 
+@dataclass(frozen=True)
+class Device:
+    """One ggml compute device and its memory now (bytes)."""
+
+    name: str
+    gpu: bool  # a discrete or integrated GPU (or another accelerator), not the host CPU
+    free: int
+    total: int
+
+
+def devices() -> list[Device]:
+    """The devices this llama.cpp build can use (``ggml_backend_dev_*``, which llama-cpp-python
+    does not bind: declared here on its own libggml)."""
+    lib()
+    from llama_cpp._ggml import libggml as g
+
+    g.ggml_backend_dev_count.restype = ctypes.c_size_t
+    g.ggml_backend_dev_get.restype = ctypes.c_void_p
+    g.ggml_backend_dev_get.argtypes = [ctypes.c_size_t]
+    g.ggml_backend_dev_name.restype = ctypes.c_char_p
+    g.ggml_backend_dev_name.argtypes = [ctypes.c_void_p]
+    g.ggml_backend_dev_type.restype = ctypes.c_int
+    g.ggml_backend_dev_type.argtypes = [ctypes.c_void_p]
+    size_p = ctypes.POINTER(ctypes.c_size_t)
+    g.ggml_backend_dev_memory.argtypes = [ctypes.c_void_p, size_p, size_p]
+    out = []
+    for i in range(int(g.ggml_backend_dev_count())):
+        dev = g.ggml_backend_dev_get(i)
+        free, total = ctypes.c_size_t(0), ctypes.c_size_t(0)
+        g.ggml_backend_dev_memory(dev, ctypes.byref(free), ctypes.byref(total))
+        name = (g.ggml_backend_dev_name(dev) or b"?").decode("utf-8", errors="replace")
+        # enum ggml_backend_dev_type: CPU 0, GPU 1, IGPU 2, ACCEL 3
+        out.append(
+            Device(name, int(g.ggml_backend_dev_type(dev)) in (1, 2), free.value, total.value)
+        )
+    return out
+
+
 def build_has_amx() -> bool:
     """True when this llama.cpp build carries ggml's AMX kernels (they crash on some VMs)."""
     return "AMX" in system_info().upper()

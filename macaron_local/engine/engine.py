@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, Unpack
 
@@ -179,6 +179,9 @@ class Engine:
         model = _lcpp.load_model(path, n_gpu_layers=self.config.n_gpu_layers)
         if not model:
             raise ModelLoadError(f"llama.cpp could not load {self.info.path.name}", path=path)
+        seats = self._seats_that_fit()
+        if seats != self.config.resident_slots:
+            self.config = replace(self.config, resident_slots=seats)
         ctx = _lcpp.new_context(model, self.config.context_params())
         if not ctx:
             _lcpp.free_model(model)
@@ -200,6 +203,33 @@ class Engine:
             seats=self.config.resident_slots,
         )
         self._open = True
+
+    def _seats_that_fit(self) -> int:
+        """``resident_slots``, lowered to what half the free memory where the KV lives (the
+        GPUs' with the KV offloaded, else the host's) holds: nine 32k seats of a large base are
+        tens of GiB, and a context that does not fit fails to start. Measured after the weights
+        are loaded; the other half is left for compute buffers, snapshots and the app."""
+        asked = max(1, self.config.resident_slots)
+        per_token = kv_bytes_per_token(self.info, self.config.kv_type)
+        if asked == 1 or per_token is None:
+            return asked
+        on_gpu = self.config.offload_kqv and self.config.n_gpu_layers != 0
+        gpus = [d for d in _lcpp.devices() if d.gpu] if on_gpu else []
+        from macaron_local.hostinfo import host_memory_available
+
+        free = sum(d.free for d in gpus) if gpus else host_memory_available()
+        where = "the GPU" if gpus else "host memory"
+        if free is None:
+            return asked
+        seats = fit_seats(asked, per_token * self.config.n_ctx, free)
+        if seats < asked:
+            log.warning(
+                "resident_slots %d lowered to %d: a seat of %d tokens is %.0f MiB of KV and %s "
+                "has %.0f MiB free",
+                asked, seats, self.config.n_ctx, per_token * self.config.n_ctx / 2**20, where,
+                free / 2**20,
+            )  # fmt: skip
+        return seats
 
     def close(self) -> None:
         """Free everything (idempotent)."""
@@ -724,6 +754,26 @@ class _Request:
     priority: int = INTERACTIVE
     ban_first: tuple[int, ...] = ()
     prefix: bool = False  # checkpoint the whole prompt (recurrent bases), not short of its end
+
+
+KV_BYTES = {"f16": 2.0, "f32": 4.0, "q8_0": 34 / 32}  # bytes per element (q8_0: 32 in 34 bytes)
+
+
+def kv_bytes_per_token(info: ModelInfo, kv_type: str) -> int | None:
+    """Bytes of K and V one token takes in the cache, from the attention layers' K and V
+    projections (hybrid bases: only those layers have a KV cache); None when the model's
+    tensors do not say (fused QKV, latent attention)."""
+    shapes = info.tensor_shapes
+    k = [s[0] for n, s in shapes.items() if n.startswith("blk.") and n.endswith(".attn_k.weight")]
+    v = [s[0] for n, s in shapes.items() if n.startswith("blk.") and n.endswith(".attn_v.weight")]
+    if not k or len(k) != len(v):
+        return None
+    return int((sum(k) + sum(v)) * KV_BYTES[kv_type])
+
+
+def fit_seats(asked: int, seat_bytes: int, free: int) -> int:
+    """How many of ``asked`` seats of ``seat_bytes`` fit in half of ``free`` (at least one)."""
+    return max(1, min(asked, (free // 2) // max(1, seat_bytes)))
 
 
 def _seq(slot: Slot) -> int:

@@ -164,3 +164,19 @@ def test_a_conversation_reads_each_turn_from_the_last_checkpoint(mamba: Path) ->
             )
     for (before, _, _), (n, reused, evaluated) in itertools.pairwise(got):
         assert before - CHECKPOINT_BACKOFF <= reused < n and reused + evaluated == n
+
+
+def test_seats_are_sized_by_the_kv_they_take(model_path: Path, mamba: Path) -> None:
+    """``resident_slots`` is lowered to what half the free memory holds (nine 32k seats of a
+    large base are tens of GiB); a seat's size comes from the attention layers' K and V."""
+    from macaron_local.engine.engine import fit_seats, kv_bytes_per_token
+    from macaron_local.engine.gguf_model import inspect_model
+
+    smol = inspect_model(model_path)  # 30 layers, 3 KV heads of 64: 384 values of K and V
+    assert kv_bytes_per_token(smol, "f16") == 30 * 384 * 2
+    assert kv_bytes_per_token(smol, "f32") == 30 * 384 * 4
+    assert kv_bytes_per_token(inspect_model(mamba), "f16") is None  # no KV cache to size
+    seat = 4608 << 20  # a 32k seat of Qwen3-8B
+    assert fit_seats(9, seat, 80 << 30) == 8  # an 80 GiB GPU: 40 GiB for KV
+    assert fit_seats(9, seat, 20 << 30) == 2 and fit_seats(9, seat, 4 << 30) == 1
+    assert fit_seats(9, 45 << 20, 20 << 30) == 9
