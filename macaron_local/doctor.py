@@ -132,10 +132,24 @@ def llama_checks(
         "llama.cpp",
         "GPU offload",
         "ok" if offload else "info",
-        "available" if offload else "not in this build (CPU only)",
+        _gpus() if offload else "not in this build (CPU only)",
         None if offload else f"for an NVIDIA GPU: {REBUILD_CUDA} (docs/models.md)",
     )
     yield from _offload_vs_profile(offload, profile)
+
+
+def _gpus() -> str:
+    """ "available", with each GPU llama.cpp sees and its free memory."""
+    from macaron_local.engine import _lcpp
+
+    try:
+        gpus = [d for d in _lcpp.devices() if d.gpu]
+    except (OSError, AttributeError) as exc:  # a libggml without the device API
+        return f"available (devices unknown: {exc})"
+    listed = ", ".join(
+        f"{d.name} {d.free / 2**30:.1f} of {d.total / 2**30:.1f} GiB free" for d in gpus
+    )
+    return f"available: {listed}" if gpus else "available, but llama.cpp sees no GPU now"
 
 
 def _offload_vs_profile(offload: bool, profile: Profile | None) -> Iterator[Check]:

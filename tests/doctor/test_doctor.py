@@ -149,3 +149,14 @@ def test_an_unreachable_remote_fails_with_what_to_check() -> None:
     done = run("--profile", write_profile(extra))
     assert done.exit_code == 1
     assert "unreachable" in done.output and f"curl {url}/models" in done.output
+
+
+def test_a_gpu_build_lists_the_gpus_llama_cpp_sees() -> None:
+    """The GPU offload line names each GPU with its free memory (ggml's device list, on this
+    CPU build: none, which a GPU build that finds no driver also says)."""
+    from macaron_local.doctor import llama_checks
+
+    on = {c.name: c for c in llama_checks(gpu_offload=lambda: True)}["GPU offload"]
+    assert on.level == "ok"
+    assert on.detail == "available, but llama.cpp sees no GPU now"
+    assert all(not d.gpu for d in _lcpp.devices()) and _lcpp.devices()[0].total > 0
