@@ -231,6 +231,20 @@ class Engine:
             )  # fmt: skip
         return seats
 
+    def settings(self) -> dict[str, object]:
+        """What the engine runs with, as a turn records it: the resources in force (seats
+        after sizing), and the kind of memory the base has."""
+        c = self.config
+        return {
+            "n_ctx": c.n_ctx,
+            "kv_type": c.kv_type,
+            "flash_attn": c.flash_attn,
+            "n_gpu_layers": c.n_gpu_layers,
+            "offload_kqv": c.offload_kqv,
+            "resident_slots": c.resident_slots,
+            "memory": self.memory,
+        }
+
     def close(self) -> None:
         """Free everything (idempotent)."""
         if not self._open:

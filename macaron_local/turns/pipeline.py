@@ -494,6 +494,8 @@ class Runtime(SummaryHops):
             meta["seed"] = seed
         if answered.provisional:
             meta["provisional_summaries"] = sorted(answered.provisional)
+        if attempt.backend == "local":
+            meta["engine"] = self.engine.settings()
         return NewTurn(
             request=request.text,
             answer=visible(done.text),

@@ -38,6 +38,16 @@ def test_profile_resources_reach_the_engine(tmp_path: Path) -> None:
             s = rt.new_session()
             turn = rt.run_turn(TurnRequest(s.id, "Say hi.", label="L0"))
             assert turn.answer and turn.profile_hash == rt.profile.content_hash
+            # the turn records what the engine ran with
+            assert turn.meta["engine"] == {
+                "n_ctx": 2048,
+                "kv_type": "f32",
+                "flash_attn": False,
+                "n_gpu_layers": 0,
+                "offload_kqv": c.offload_kqv,
+                "resident_slots": 3,
+                "memory": "attention",
+            }
 
 
 def test_q8_kv_without_flash_attention_is_refused(tmp_path: Path) -> None:
