@@ -143,13 +143,15 @@ class SlotTable:
     def checkpoint(self, slot: Slot, state: StateBuffer, limit: int) -> None:
         """Keep ``state`` as ``slot``'s checkpoint at the tokens it holds now. Checkpoints that
         are not a prefix of those tokens can serve no later prompt that extends them and go;
-        beyond ``limit`` the second shortest goes (the shortest is the most stable prefix)."""
+        beyond ``limit`` the second shortest goes (the shortest is the most stable prefix);
+        all of them count against the host budget, seated or parked."""
         tokens = tuple(slot.tokens)
         kept = [c for c in slot.checkpoints if tokens[: len(c.tokens)] == c.tokens != tokens]
-        kept.append(Checkpoint(tokens, state))
+        kept.append(new := Checkpoint(tokens, state))
         while len(kept) > max(1, limit):
             del kept[1 if len(kept) > 1 else 0]
         slot.checkpoints = kept
+        self._enforce_budget(keep=new)
 
     def best_checkpoint(self, slot: Slot, tokens: Sequence[int], cap: int) -> Checkpoint | None:
         """The longest checkpoint of ``slot`` that is a prefix of ``tokens[:cap]``."""
@@ -179,17 +181,24 @@ class SlotTable:
         if slot.seq is not None:
             self._clear(slot.seq)
 
-    def _enforce_budget(self) -> None:
-        parked = sorted(  # needed furthest ahead first; among those, the least recently used
-            (s for s in self._slots.values() if s.seq is None and s.host_bytes),
-            key=lambda s: (-s.next_use(), s.last_used),
-        )
-        total = sum(s.host_bytes for s in parked)
-        for victim in parked:
+    def _enforce_budget(self, keep: Checkpoint | None = None) -> None:
+        """Host memory back within the budget: parked slots go first, then seated slots'
+        checkpoints (longest first), each in the order of the slot needed furthest ahead (among
+        those, the least recently used); ``keep`` (the checkpoint just taken) stays."""
+        order = sorted(self._slots.values(), key=lambda s: (-s.next_use(), s.last_used))
+        total = sum(s.host_bytes for s in order)
+        for victim in order:
             if total <= self.budget:
-                break
-            total -= victim.host_bytes
-            self.wipe(victim)
+                return
+            if victim.seq is None and victim.host_bytes:
+                total -= victim.host_bytes
+                self.wipe(victim)
+        for slot in order:
+            for cp in [c for c in slot.checkpoints if c is not keep][::-1]:
+                if total <= self.budget:
+                    return
+                slot.checkpoints.remove(cp)
+                total -= len(cp.state)
 
     def forget_adapter(self, adapter: str) -> None:
         for slot in self._slots.values():

@@ -97,3 +97,24 @@ def test_checkpoints_keep_the_stable_prefix_and_the_latest_and_go_with_the_adapt
     assert table.best_checkpoint(slot, [7, 2], cap=1) is None
     table.get("route", adapter="L1")  # another adapter: nothing read under L0 is reused
     assert slot.checkpoints == [] and slot.tokens == []
+
+
+def test_checkpoints_count_against_the_host_budget() -> None:
+    """A hybrid base's checkpoint holds its attention cells too (hundreds of MB at 32k): the
+    budget bounds them, parked slots going first, then the checkpoints of the slot needed
+    furthest ahead, never the one just taken."""
+    table = _table(budget_slots=3)  # 3000 bytes
+    a, b = table.get("a", adapter="L0"), table.get("b", adapter="L0")
+    table.enter(a)
+    a.tokens = [1]
+    table.checkpoint(a, bytearray(1000), limit=3)  # type: ignore[arg-type]
+    a.tokens = [1, 2]
+    table.checkpoint(a, bytearray(1000), limit=3)  # type: ignore[arg-type]
+    table.enter(b)  # a is parked: its snapshot (1000) and checkpoints (2000) fill the budget
+    assert a.host_bytes == 3000 and a.snapshot is not None
+    b.tokens = [7]
+    table.checkpoint(b, bytearray(1000), limit=3)  # type: ignore[arg-type]
+    assert a.host_bytes == 0 and a.checkpoints == []  # the parked slot went first
+    b.tokens = [7, 8]
+    table.checkpoint(b, bytearray(2500), limit=3)  # type: ignore[arg-type]
+    assert [c.tokens for c in b.checkpoints] == [(7, 8)]  # the older one made room
