@@ -739,8 +739,8 @@ class Engine:
                 _lcpp.seq_remove(self._ctx, seq, 0, -1)
                 keep = 0
             del slot.tokens[keep:]
-        cp = self._slots.best_checkpoint(slot, tokens, cap) if slot.checkpoints else None
-        if cp is not None and len(cp.tokens) > keep:
+        cp = self._slots.best_checkpoint(slot, tokens, cap, above=keep)
+        if cp is not None:
             self._slots.rewind(slot, cp)
             return len(slot.tokens)
         return keep

@@ -153,12 +153,15 @@ class SlotTable:
         slot.checkpoints = kept
         self._enforce_budget(keep=new)
 
-    def best_checkpoint(self, slot: Slot, tokens: Sequence[int], cap: int) -> Checkpoint | None:
-        """The longest checkpoint of ``slot`` that is a prefix of ``tokens[:cap]``."""
+    def best_checkpoint(
+        self, slot: Slot, tokens: Sequence[int], cap: int, above: int = 0
+    ) -> Checkpoint | None:
+        """The longest checkpoint of ``slot`` longer than ``above`` tokens that is a prefix of
+        ``tokens[:cap]`` (lengths are compared first: a decode step checks none)."""
         fits = [
             c
             for c in slot.checkpoints
-            if len(c.tokens) <= cap and tuple(tokens[: len(c.tokens)]) == c.tokens
+            if above < len(c.tokens) <= cap and tuple(tokens[: len(c.tokens)]) == c.tokens
         ]
         return max(fits, key=lambda c: len(c.tokens), default=None)
 
