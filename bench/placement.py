@@ -29,6 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# five seats: one per slot used here (the four labels and the router), so "resident" never
+# parks; the rule's nine (docs/profiles.md) adds each label's summary slot, which this bench
+# does not use
 SEATS = {"parked": 1, "resident": 5}
 N_CTX = 2048
 SYSTEM = "You are Macaron, a private assistant on this computer. Keep answers short. " * 12
@@ -131,9 +134,15 @@ def bench_conversation(seats: int, turns: int) -> list[int]:
         (folder / f"{name}.toml").write_text(PROFILE.format(seats=seats, n_ctx=N_CTX))
         import os
 
-        os.environ["MACARON_HOME"] = home
+        before, os.environ["MACARON_HOME"] = os.environ.get("MACARON_HOME"), home
         evaluated = []
-        with Runtime.open(name, db_path=Path(home) / "m.db") as rt:
+        try:
+            rt = Runtime.open(name, db_path=Path(home) / "m.db")
+        finally:  # the profile is read at open; the rest of this process keeps its own home
+            os.environ.pop("MACARON_HOME")
+            if before is not None:
+                os.environ["MACARON_HOME"] = before
+        with rt:
             s = rt.new_session("bench")
             labels = list(rt.profile.labels)
             for i in range(turns):
