@@ -136,20 +136,19 @@ def bench_conversation(seats: int, turns: int) -> list[int]:
 
         before, os.environ["MACARON_HOME"] = os.environ.get("MACARON_HOME"), home
         evaluated = []
-        try:
-            rt = Runtime.open(name, db_path=Path(home) / "m.db")
-        finally:  # the profile is read at open; the rest of this process keeps its own home
+        try:  # the runtime reads its home while it runs, not only at open
+            with Runtime.open(name, db_path=Path(home) / "m.db") as rt:
+                s = rt.new_session("bench")
+                labels = list(rt.profile.labels)
+                for i in range(turns):
+                    label = labels[i % len(labels)]
+                    ask = f"Turn {i}: a short question for {label} about the weekend."
+                    record = rt.run_turn(TurnRequest(s.id, ask, label=label))
+                    evaluated.append(record.tokens["prompt"] - record.tokens["cached"])
+        finally:  # the rest of this process keeps its own home
             os.environ.pop("MACARON_HOME")
             if before is not None:
                 os.environ["MACARON_HOME"] = before
-        with rt:
-            s = rt.new_session("bench")
-            labels = list(rt.profile.labels)
-            for i in range(turns):
-                label = labels[i % len(labels)]
-                ask = f"Turn {i}: a short question for {label} about the weekend."
-                record = rt.run_turn(TurnRequest(s.id, ask, label=label))
-                evaluated.append(record.tokens["prompt"] - record.tokens["cached"])
         return evaluated
 
 
