@@ -116,10 +116,16 @@ def need_for(request: str, installed: Collection[str]) -> Need | None:
 
 
 def honest_reply(
-    request: str, installed: Collection[str], tried: str = "", *, changed: bool = False
+    request: str,
+    installed: Collection[str],
+    tried: str = "",
+    *,
+    changed: bool = False,
+    looked: bool = False,
 ) -> str:
     """The reply for a request no successful tool call answered (``tried``: what failed or
-    what ran instead; ``changed``: that call did change something)."""
+    what ran instead; ``changed``: that call did change something; ``looked``: a call that
+    reads did run)."""
     modules = sorted({name.split(".", 1)[0] for name in installed})
     have = f"the tools installed here are {_join(modules)}" if modules else "no tools are installed"
     need = need_for(request, installed)
@@ -134,7 +140,7 @@ def honest_reply(
         text += f" {tried}"
     if changed:
         return text + " That call's change stands; nothing else was done."
-    return text + " Nothing was looked up or changed."
+    return text + (" Nothing was changed." if looked else " Nothing was looked up or changed.")
 
 
 def plugin_hint(request: str, installed: Collection[str]) -> str | None:

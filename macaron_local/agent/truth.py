@@ -60,7 +60,13 @@ ACTION_REQUEST = re.compile(  # the user asks for something to be done, not for 
     r"buy|lock|unlock)\b|\bremind me\b",
     re.I,
 )
-NEGATED = re.compile(r"n't\b|\b(no|none|nothing|empty|not|any|zero|never|0)\b", re.I)
+SAYS_EMPTY = re.compile(  # the answer says the result was empty: not any "no" in it ("Your todo
+    # list is: 'open', 'unread' (no due date)" reported items an empty call never returned)
+    r"\b(nothing|none|empty|zero|0)\b|n't (have|find|see|any)\b|\bnot (find|see|any)\b|"
+    r"\bno (\w+ ){0,2}(todos?|tasks?|items?|reminders?|notes?|files?|results?|match(es|ing)?|"
+    r"entries|records?|events?|mentions?)\b",
+    re.I,
+)
 EMPTY = {"", "[]", "{}", "()", "None", "''", '""', "0", "(0, [])", "set()"}
 UNFINISHED = re.compile(r"```(repl|call)\b")  # the agent loop ran every closed block
 NOT_LIVE = re.compile(r"\?|\b(if|whether|would you|do you want|let me|i can|i could)\b", re.I)
@@ -133,7 +139,7 @@ class _Turn:
         if asked_to_act and self.acting and not self.acted:
             return "answered an action request, but no tool that changes anything succeeded"
         nothing = all(_empty(c.result) for c in self.ok)
-        if nothing and not self.acted and not NEGATED.search(answer):
+        if nothing and not self.acted and not SAYS_EMPTY.search(answer):
             return "reported data, but every tool call returned nothing"
         return None
 
@@ -147,9 +153,16 @@ class _Turn:
         last = self.ok[-1]
         code = _first_line(last.code, 120)
         if all(_empty(c.result) for c in self.ok) and not self.acted:
-            found = f"`{code}` returned {last.result.strip() or 'nothing'}"
-            return honest_reply(self.request, self.tools, f"I found nothing: {found}.")
-        return honest_reply(self.request, self.tools, f"I only ran `{code}`.", changed=self.acted)
+            found = f"I found nothing: `{code}` returned {last.result.strip() or 'nothing'}."
+            if (
+                not ACTION_REQUEST.search(self.request)
+                and need_for(self.request, self.tools) is None
+            ):
+                return f"{found} Nothing was changed."  # a question the tools answered: empty
+            return honest_reply(self.request, self.tools, found, looked=True)
+        return honest_reply(
+            self.request, self.tools, f"I only ran `{code}`.", changed=self.acted, looked=True
+        )
 
     def annotated(self) -> tuple[str, str | None]:
         """An answer the record does not contradict, with what it leaves out added."""

@@ -238,6 +238,12 @@ def test_made_up_numbers_and_empty_results_are_not_reported() -> None:
     assert why == "reported data, but every tool call returned nothing" and "Call Sam" not in text
     honest = "You have no todos right now."
     assert truthful(honest, [Empty()], request="my todos?", acting=["todos.add"]) == (honest, None)
+    # a "no" inside the made-up items is no admission (seen through the real runtime, issue 24)
+    said = 'Your todo list is: "open", "done" (due 10:30), "unread" (no due date).'
+    text, why = truthful(said, [Empty()], request="what's on my todo list right now?",
+                         tools=INSTALLED, acting=["todos.add"])  # fmt: skip
+    assert why == "reported data, but every tool call returned nothing" and "unread" not in text
+    assert text.startswith("I found nothing: `notes.search(") and text.endswith("Nothing was changed.")
 
 
 def test_an_order_is_not_backed_by_a_note() -> None:
