@@ -19,7 +19,10 @@ from macaron_local.plugins import hookimpl
 def reminders_add(text: str, at: str) -> dict[str, Any]:
     """Set a reminder; ``at`` is 'YYYY-MM-DDTHH:MM', 'today HH:MM', '<weekday> HH:MM', 'in 2h'."""
     ctx = tool_context()
-    when = parse_at(at, ctx.now())
+    now = ctx.now()
+    when = parse_at(at, now)
+    if when < now.strftime("%Y-%m-%dT%H:%M"):  # it would fire at once: a misread time
+        raise ValueError(f"{when} has already passed (it is {now:%Y-%m-%dT%H:%M}); nothing was set")
     with personal_db(ctx.data_dir) as db:
         cur = db.execute("INSERT INTO reminders (text, at) VALUES (?, ?)", (str(text), when))
         row = db.execute("SELECT * FROM reminders WHERE id = ?", (cur.lastrowid,)).fetchone()

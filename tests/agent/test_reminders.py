@@ -49,7 +49,7 @@ def test_a_due_reminder_is_delivered_once_and_a_failed_delivery_stays_pending(
 
 
 def test_reminders_missed_while_closed_fire_at_the_next_start(tmp_path: Path) -> None:
-    _add(tmp_path, "yesterday's call", "2025-03-13T09:00")
+    _add(tmp_path, "yesterday's call", "2025-03-13T09:00", now=datetime(2025, 3, 13, 8, 0))
     got: list[dict[str, Any]] = []
     clock = ReminderClock(tmp_path, got.append, every_s=0.05).start()  # the real clock, now
     try:
@@ -92,7 +92,8 @@ async def test_the_app_shows_a_due_reminder(tmp_path: Path) -> None:
     from tests.tui.conftest import SIZE, wait_for
     from tests.tui.scripted import ScriptedAssistant
 
-    _add(paths.data_dir(), "call mom", "2025-03-14T09:00")  # fell due while the app was closed
+    # set the evening before, fell due while the app was closed
+    _add(paths.data_dir(), "call mom", "2025-03-14T09:00", now=datetime(2025, 3, 13, 20, 0))
     shown: list[tuple[str, str]] = []
     assistant = ScriptedAssistant()
     app = make_app(Settings(), assistant, settings_file=tmp_path / "settings.toml")
@@ -101,3 +102,13 @@ async def test_the_app_shows_a_due_reminder(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: any(text == "call mom" for _, text in shown))
         await wait_for(pilot, lambda: listing(paths.data_dir()) == [])  # fired: not pending
     assert any(title.startswith("Reminder") for title, _ in shown)
+
+
+def test_a_reminder_for_a_time_already_past_is_refused(tmp_path: Path) -> None:
+    """It would fire at once: the agent misread the time (seen: "6:15 tomorrow" set for today
+    00:00). The refusal is an error the record shows, so the answer cannot claim it was set."""
+    with pytest.raises(ValueError, match=r"2025-03-14T00:00 has already passed"):
+        _add(tmp_path, "flight to Madrid", "2025-03-14T00:00")
+    assert listing(tmp_path) == [] and _add(tmp_path, "flight", "tomorrow 06:15")["at"] == (
+        "2025-03-15T06:15"
+    )

@@ -243,7 +243,9 @@ def test_made_up_numbers_and_empty_results_are_not_reported() -> None:
     text, why = truthful(said, [Empty()], request="what's on my todo list right now?",
                          tools=INSTALLED, acting=["todos.add"])  # fmt: skip
     assert why == "reported data, but every tool call returned nothing" and "unread" not in text
-    assert text.startswith("I found nothing: `notes.search(") and text.endswith("Nothing was changed.")
+    assert text.startswith("I found nothing: `notes.search(") and text.endswith(
+        "Nothing was changed."
+    )
 
 
 def test_an_order_is_not_backed_by_a_note() -> None:
