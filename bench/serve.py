@@ -262,21 +262,17 @@ def store_check(home: Path, clients: list[Client]) -> dict:
     mapping = Conversations(home / "data" / "serve" / "conversations.db").mapping()
     db = open_db(home / "data" / "macaron.db")
     lost = dup = stored = 0
+    route_ms = []
     for c in clients:
         session = mapping.get(c.conversation or "")
         turns = branch(db, session) if session else []
+        route_ms += [t.timings["route_ms"] for t in turns if "route_ms" in t.timings]
         ids = [t.id for t in turns]
         stored += len(ids)
         dup += len(ids) - len(set(ids)) + max(0, len(ids) - c.ok)
         lost += max(0, c.ok - len(ids)) + len(set(c.turns) - set(ids))
     all_ids = [t for c in clients for t in c.turns]
     n_summaries = len(summaries(db, all_ids))
-    route_ms = [
-        t.timings["route_ms"]
-        for c in clients
-        for t in (branch(db, mapping[c.conversation]) if c.conversation in mapping else [])
-        if t.timings.get("route_ms") is not None
-    ]
     return {
         "route_p50_ms": round(statistics.median(route_ms)) if route_ms else None,
         "turns_stored": stored,

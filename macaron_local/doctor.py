@@ -144,7 +144,7 @@ def _gpus() -> str:
 
     try:
         gpus = [d for d in _lcpp.devices() if d.gpu]
-    except (OSError, AttributeError) as exc:  # a libggml without the device API
+    except (ImportError, OSError, AttributeError) as exc:  # a libggml without the device API
         return f"available (devices unknown: {exc})"
     listed = ", ".join(
         f"{d.name} {d.free / 2**30:.1f} of {d.total / 2**30:.1f} GiB free" for d in gpus

@@ -214,7 +214,11 @@ class Engine:
         if asked == 1 or per_token is None:
             return asked
         on_gpu = self.config.offload_kqv and self.config.n_gpu_layers != 0
-        gpus = [d for d in _lcpp.devices() if d.gpu] if on_gpu else []
+        try:
+            gpus = [d for d in _lcpp.devices() if d.gpu] if on_gpu else []
+        except (ImportError, OSError, AttributeError) as exc:  # a build without the device API
+            log.warning("resident_slots %d kept: the GPU's free memory is unknown (%s)", asked, exc)
+            return asked
         from macaron_local.hostinfo import host_memory_available
 
         free = sum(d.free for d in gpus) if gpus else host_memory_available()

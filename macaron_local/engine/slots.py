@@ -218,6 +218,3 @@ class SlotTable:
 
     def parked_bytes(self) -> int:
         return sum(s.snapshot_bytes for s in self._slots.values())
-
-    def checkpoint_bytes(self) -> int:
-        return sum(len(c.state) for s in self._slots.values() for c in s.checkpoints)

@@ -44,6 +44,7 @@ from macaron_local.turns.pipeline import Runtime
 # sent before the answer of a streamed turn whose tool steps streamed first
 STEPS = Notice("steps", "the agent's steps streamed above are in tool_steps; the answer follows")
 
+
 @dataclass
 class ServerState:
     settings: ServeSettings
