@@ -1,6 +1,7 @@
 """The Tall edition on a real second architecture: Qwen2.5-Coder-0.5B (qwen2), end to end.
 
-Run ``python bench/tall.py [--l0-steps 40] [--limit 80] [--file bench/eval/route_eval_d.jsonl]``.
+Run ``python bench/tall.py [--l0-steps 40] [--limit 80] [--file bench/eval/route_eval_d.jsonl]
+[--l2-steps 30] [--code-limit 20] [--skip-steps]``.
 In a temporary ``MACARON_HOME`` it registers the 0.5B fixture (``tests/tall_fixture.py``) with
 ``macaron models add``, makes a profile for it with ``macaron hcp new``, and prints, in one run:
 
@@ -9,7 +10,10 @@ In a temporary ``MACARON_HOME`` it registers the 0.5B fixture (``tests/tall_fixt
   process, with the plan's memory estimate and the ratio measured / estimated;
 - routing accuracy on a clean evaluation set: the 135M default with its shipped L0, the 0.5B
   with its base weights alone, and (unless ``--l0-steps 0``) the 0.5B with an L0 that
-  ``macaron refine bootstrap --profile`` trained for it, as ratios against the 135M.
+  ``macaron refine bootstrap --profile`` trained for it, as ratios against the 135M;
+- the same three columns for L2 on the executed code tasks (``bench/eval/code_tasks.jsonl``,
+  ``--code-limit`` of them, spread evenly; each answer's first python block run against the
+  task's tests), the 0.5B's own L2 trained with ``--l2-steps`` (``0`` skips that column).
 
 A benchmark, not a test: it asserts nothing and pytest never collects it.
 """
@@ -101,6 +105,32 @@ def route_accuracy(profile: str, items: list[dict[str, str]]) -> float:
     return float(metrics(route_all(profile, items, quiet=True))["accuracy"])
 
 
+def code_pass(profile: str, tasks: list[dict[str, object]]) -> float:
+    """Share of ``tasks`` whose tests pass, answered by ``profile``'s L2 (or its base weights
+    where it binds none) through a real runtime, as ``bench/adapters.py`` measures it."""
+    from adapters import EVAL, _load, eval_code
+
+    from macaron_local.turns.pipeline import Runtime
+
+    checker = _load(EVAL / "check_code_tasks.py", "check_code_tasks")
+    with tempfile.TemporaryDirectory(prefix="tall-code-") as tmp:
+        rt = Runtime.open(profile, db_path=Path(tmp) / "eval.db")
+        try:
+            l2 = rt.bindings.get("L2")
+            adapter = l2.adapter if l2 else None
+            return 100 * eval_code(rt.engine, rt.profile, rt.tools, tasks, adapter, checker)
+        finally:
+            rt.close()
+
+
+def bootstrap_label(profile: str, label: str, steps: int) -> None:
+    subprocess.run(
+        ["macaron", "refine", "bootstrap", "--profile", profile, "--labels", label,
+         "--steps", str(steps), "--batch-size", "4", "--max-len", "512", "--quiet"],
+        check=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--_steps", nargs=3, help=argparse.SUPPRESS)
@@ -108,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=80, help="requests of the evaluation set")
     ap.add_argument("--file", type=Path, default=ROOT / "bench" / "eval" / "route_eval_d.jsonl")
     ap.add_argument("--step-runs", type=int, default=3, help="LoRA steps per backend")
+    ap.add_argument("--l2-steps", type=int, default=30, help="bootstrap steps for its L2")
+    ap.add_argument("--code-limit", type=int, default=20, help="executed code tasks")
+    ap.add_argument("--skip-steps", action="store_true", help="no backend table")
     args = ap.parse_args(argv)
     if args._steps:
         steps_child(args._steps[0], args._steps[1], int(args._steps[2]))
@@ -124,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     add_model(qwen, "qwen2-05b")
     new_profile("qwen05", "qwen2-05b")
     print(f"{'backend':<18} {'base':<38} load s  s/step  peak GiB  plan GiB  peak/plan")
-    for r in backend_table(embedded_model_file(), qwen, args.step_runs):
+    table = [] if args.skip_steps else backend_table(embedded_model_file(), qwen, args.step_runs)
+    for r in table:
         if "error" in r:
             print(f"{r['backend']:<18} failed: {r['error']}")
             continue
@@ -135,17 +169,27 @@ def main(argv: list[str] | None = None) -> int:
     rows = [("135M default + shipped L0", route_accuracy("tall-local", items))]
     rows.append(("0.5B qwen2, base weights", route_accuracy("qwen05", items)))
     if args.l0_steps:
-        subprocess.run(
-            ["macaron", "refine", "bootstrap", "--profile", "qwen05", "--labels", "L0",
-             "--steps", str(args.l0_steps), "--batch-size", "4", "--max-len", "512", "--quiet"],
-            check=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
-        )  # fmt: skip
+        bootstrap_label("qwen05", "L0", args.l0_steps)
         rows.append(
             (f"0.5B qwen2 + its L0 ({args.l0_steps} steps)", route_accuracy("qwen05", items))
         )
-    print(f"\nrouting accuracy on {len(items)} requests of {args.file.name}")
+    print(f"\nrouting accuracy on {len(items)} requests of {args.file.name}", flush=True)
     for name, acc in rows:
         print(f"  {name:<36} {acc:5.1f}%   ratio to the 135M {acc / rows[0][1]:.2f}x")
+    if args.code_limit:
+        from adapters import rows as eval_rows
+
+        tasks = eval_rows("code_tasks.jsonl", args.code_limit)
+        code = [("135M default + shipped L2", code_pass("tall-local", tasks))]
+        code.append(("0.5B qwen2, base weights", code_pass("qwen05", tasks)))
+        if args.l2_steps:
+            bootstrap_label("qwen05", "L2", args.l2_steps)
+            trained = f"0.5B qwen2 + its L2 ({args.l2_steps} steps)"
+            code.append((trained, code_pass("qwen05", tasks)))
+        print(f"\nL2: executed code tasks passed, {len(tasks)} of code_tasks.jsonl")
+        for name, acc in code:
+            ratio = f"{acc / code[0][1]:.2f}x" if code[0][1] else "n/a (135M passed none)"
+            print(f"  {name:<36} {acc:5.1f}%   ratio to the 135M {ratio}")
     return 0
 
 

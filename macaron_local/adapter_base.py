@@ -38,6 +38,20 @@ class TrainingBase:
     def describe(self) -> str:
         return f"{self.name} ({self.architecture}, sha256 {self.sha256[:12]}…)"
 
+    @property
+    def has_checkpoint(self) -> bool:
+        """Whether training reads the base's own checkpoint (the manifest's ``[training]``)."""
+        return self.manifest is not None and self.manifest.training is not None
+
+    def training_weights(self, *, progress: bool = True) -> Path | None:
+        """The folder of the base's training checkpoint, fetched where missing; None when
+        training reads the GGUF's own weights."""
+        if self.manifest is None or self.manifest.training is None:
+            return None
+        from macaron_local.model_manager.checkpoint import fetch_checkpoint
+
+        return fetch_checkpoint(self.manifest, progress=progress)
+
     def manifest_path(self) -> Path:
         """The manifest file that lists this base's adapters."""
         if self.manifest is None or self.manifest.manifest_path is None:

@@ -55,6 +55,15 @@ class AdapterManifest(_Frozen):
     revision: str
 
 
+class TrainingWeights(_Frozen):
+    """Where training reads a base's full-precision weights instead of dequantizing its GGUF: a
+    Hugging Face hub repo with the base's ``config.json`` and ``*.safetensors``, pinned to a
+    revision (a commit, for a reproducible base)."""
+
+    repo: str
+    revision: str = "main"
+
+
 class ModelManifest(_Frozen):
     """A base model and the adapters made for it."""
 
@@ -68,6 +77,7 @@ class ModelManifest(_Frozen):
     license: str
     context_length: int
     quantization: str | None = None
+    training: TrainingWeights | None = None  # None: training reads the GGUF's own weights
     adapters: list[AdapterManifest] = Field(default_factory=list)
     manifest_path: Path | None = Field(default=None, exclude=True)
 

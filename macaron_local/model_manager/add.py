@@ -29,8 +29,12 @@ def model_id_for(path: Path) -> str:
     return re.sub(r"[^a-z0-9._-]+", "-", path.stem.lower()).strip("-.") or "model"
 
 
-def add_model(path: Path, model_id: str | None = None) -> ModelManifest:
-    """Register ``path`` as a base model; returns the written manifest."""
+def add_model(
+    path: Path, model_id: str | None = None, train_from: str | None = None
+) -> ModelManifest:
+    """Register ``path`` as a base model; returns the written manifest. ``train_from``
+    (``REPO`` or ``REPO@REVISION`` on the hub) is the base's own checkpoint, which training
+    then reads instead of dequantizing the GGUF."""
     path = Path(path).expanduser().resolve()
     info = inspect_model(path)  # named errors: missing, not GGUF, truncated, not a model
     mid = model_id or model_id_for(path)
@@ -57,6 +61,9 @@ def add_model(path: Path, model_id: str | None = None) -> ModelManifest:
         "size": path.stat().st_size,
         "source": {"kind": "path", "path": str(path.parent), "file": path.name},
     }
+    if train_from:
+        repo, _, rev = train_from.partition("@")
+        doc["training"] = {"repo": repo, "revision": rev or "main"}
     out = paths.ensure(paths.data_dir() / "models") / f"{mid}.toml"
     note = "" if info.chat_template else "# no chat template in the file: turns use llama.cpp's\n"
     out.write_text(

@@ -52,12 +52,18 @@ def list_cmd(do_hash: bool, as_json: bool) -> None:
 @models_group.command("add")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--id", "model_id", help="The model's id (default: from the file name).")
+@click.option(
+    "--train-from",
+    metavar="REPO[@REVISION]",
+    help="The base's own checkpoint on the hub (config.json + safetensors): training reads it "
+    "instead of dequantizing the GGUF.",
+)
 @edge
-def add_cmd(path: Path, model_id: str | None) -> None:
+def add_cmd(path: Path, model_id: str | None, train_from: str | None) -> None:
     """Register the GGUF model at PATH as a base (the file stays where it is)."""
     from macaron_local.model_manager.add import add_model
 
-    m = add_model(path, model_id)
+    m = add_model(path, model_id, train_from)
     click.echo(
         f"added {m.id}: {m.architecture}, context {m.context_length}, "
         f"{m.size / 2**20:.0f} MiB, sha256 {m.sha256[:12]}…"

@@ -158,6 +158,7 @@ def bootstrap(
     progress: bool = True,
     echo: Callable[[str], None] = print,
     resume_from_shipped: bool = False,
+    weights: Path | None = None,  # the base's training checkpoint folder, if it has one
 ) -> list[Built]:
     """Train ``labels`` one after the other on one loaded base; register and ship each.
 
@@ -173,7 +174,7 @@ def bootstrap(
     tools = tool_descriptions() if tools is None else tools
     labels = tuple(labels or profile.labels)
     mixes = {lb: label_examples(data_dir, lb, profile, tools) for lb in labels}
-    model = load_base(base)
+    model = load_base(base, weights=weights)
     tok = shared_tokenizer(base)
     out_dir.mkdir(parents=True, exist_ok=True)
     parents = _manifest_revisions(manifest)

@@ -142,7 +142,7 @@ def rollback_cmd(label: str, profile_id: str) -> None:
 @click.option(
     "--base",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Base GGUF (default: the embedded model).",
+    help="Base GGUF (default: the profile's base).",
 )
 @click.option(
     "--register/--no-register",
@@ -175,15 +175,15 @@ def train_cmd(
     cfg = _config(kw)
     tb = training_base(profile, base)
     base_path, base_sha = tb.path, tb.sha256
-    planned = _plan(tb, cfg, 1)
     examples = examples_from_rows(
         load_jsonl(data), label=label, profile=profile, tools=_tools(kw.get("tools_file"))
     )
+    planned = _plan(tb, cfg, [len(examples)])
     parent = lineage.get_policy(profile_id).serving.get(label)
     output.parent.mkdir(parents=True, exist_ok=True)
     res = train(
         examples,
-        model=load_base(base_path),
+        model=load_base(base_path, weights=tb.training_weights(progress=not kw.get("quiet"))),
         tokenizer=shared_tokenizer(base_path),
         out=output,
         label=label,
@@ -257,7 +257,7 @@ def bootstrap_cmd(
     from macaron_local.errors import RefineError
     from macaron_local.hcp import load_profile
     from macaron_local.manifests import load_manifest
-    from macaron_local.refine.bootstrap import bootstrap
+    from macaron_local.refine.bootstrap import bootstrap, label_examples
 
     profile = load_profile(profile_id)
     tb = training_base(profile)  # the profile's base: its manifest gets the adapters
@@ -270,17 +270,20 @@ def bootstrap_cmd(
     data_dir = data_dir or paths.bundled("models") / "data"
     out_dir = out_dir or manifest.parent / "adapters"
     cfg, chosen = _config(kw), [s.strip() for s in labels.split(",") if s.strip()]
-    planned = _plan(tb, cfg, len(chosen))
+    tools = _tools(kw.get("tools_file"))
+    sizes = [len(label_examples(data_dir, lb, profile, tools)) for lb in chosen]
+    planned = _plan(tb, cfg, sizes)
     built = bootstrap(
         profile=profile,
         base=tb.path,
         base_sha256=tb.sha256,
+        weights=tb.training_weights(progress=not kw.get("quiet")),
         data_dir=data_dir,
         out_dir=out_dir,
         manifest=manifest,
         config=cfg,
         labels=chosen,
-        tools=_tools(kw.get("tools_file")),
+        tools=tools,
         progress=not kw.get("quiet"),
         echo=click.echo,
         resume_from_shipped=resume_from_shipped,
@@ -298,11 +301,13 @@ def bootstrap_cmd(
     _peak(planned)
 
 
-def _plan(tb: Any, cfg: Any, n_labels: int) -> Any:
-    """Say the run's plan (backend, device, memory, time) and refuse one that cannot fit."""
+def _plan(tb: Any, cfg: Any, sizes: list[int]) -> Any:
+    """Say the run's plan (backend, device, memory, time) and refuse one that cannot fit;
+    ``sizes`` are the example counts of the labels it trains (``--epochs`` steps follow them)."""
     from macaron_local.refine.plan import check_fits, plan
 
-    planned = plan(tb.path, tb.architecture, cfg, steps=cfg.steps * n_labels)
+    steps = sum(cfg.total_steps(n) for n in sizes)
+    planned = plan(tb.path, tb.architecture, cfg, steps=steps, checkpoint=tb.has_checkpoint)
     click.echo(planned.describe(), err=True)
     check_fits(planned)
     return planned

@@ -35,6 +35,26 @@ def hf_architectures() -> list[str]:
     return sorted({a.replace("_", "") for a in GGUF_SUPPORTED_ARCHITECTURES})
 
 
+def _same_network(gguf_path: Path, weights: Path) -> None:
+    """Refuse a checkpoint whose shapes are not the served GGUF's: its LoRA would not load."""
+    import json
+
+    from macaron_local.engine.gguf_model import inspect_model
+
+    cfg = json.loads((weights / "config.json").read_text())
+    shapes = inspect_model(gguf_path).tensor_shapes
+    vocab, hidden = shapes["token_embd.weight"][:2]
+    layers = 1 + max(int(k.split(".")[1]) for k in shapes if k.startswith("blk."))
+    theirs = (cfg.get("hidden_size"), cfg.get("num_hidden_layers"), cfg.get("vocab_size"))
+    if theirs != (hidden, layers, vocab):
+        raise RefineError(
+            f"the training checkpoint in {weights} is not the network of {gguf_path.name}: "
+            f"hidden/layers/vocab {theirs[0]}/{theirs[1]}/{theirs[2]} there, "
+            f"{hidden}/{layers}/{vocab} in the GGUF",
+            hint="point the manifest's [training] repo and revision at this base's checkpoint",
+        )
+
+
 def device() -> str:
     if torch.cuda.is_available():
         return "cuda"
@@ -60,15 +80,23 @@ class HFBase:
             p.requires_grad_(False)
 
     @classmethod
-    def load(cls, path: Path, arch: str, *, on: str | None = None) -> HFBase:
-        """Load the GGUF at ``path`` with transformers (f32 on the CPU, bf16 on a GPU)."""
+    def load(
+        cls, path: Path, arch: str, *, on: str | None = None, weights: Path | None = None
+    ) -> HFBase:
+        """Load the GGUF at ``path`` with transformers (f32 on the CPU, bf16 on a GPU), or, with
+        ``weights``, the base's own checkpoint in that folder (``config.json`` +
+        ``*.safetensors``), after checking that it is the same network as the GGUF."""
         from transformers import AutoModelForCausalLM
 
         where = on or device()
         dtype = torch.float32 if where == "cpu" else torch.bfloat16
-        loaded: Any = AutoModelForCausalLM.from_pretrained(
-            str(path.parent), gguf_file=path.name, dtype=dtype
-        )
+        if weights is not None:
+            _same_network(path, weights)
+            loaded: Any = AutoModelForCausalLM.from_pretrained(str(weights), dtype=dtype)
+        else:
+            loaded = AutoModelForCausalLM.from_pretrained(
+                str(path.parent), gguf_file=path.name, dtype=dtype
+            )
         model = loaded.to(where)
         if where != "cpu":
             model.gradient_checkpointing_enable()

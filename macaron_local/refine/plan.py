@@ -43,8 +43,9 @@ class Plan:
         )
 
 
-def plan(base_path: Path, arch: str, cfg: object, *, steps: int) -> Plan:
-    """The plan of ``steps`` optimizer steps of ``cfg`` (a TrainConfig) on the base."""
+def plan(base_path: Path, arch: str, cfg: object, *, steps: int, checkpoint: bool = False) -> Plan:
+    """The plan of ``steps`` optimizer steps of ``cfg`` (a TrainConfig) on the base;
+    ``checkpoint``: transformers loads the base's own checkpoint, whatever the architecture."""
     from macaron_local.engine.gguf_model import inspect_model
     from macaron_local.refine.arch import ARCHITECTURES
 
@@ -52,7 +53,7 @@ def plan(base_path: Path, arch: str, cfg: object, *, steps: int) -> Plan:
     shapes = info.tensor_shapes
     n_params = sum(math.prod(s) for s in shapes.values())
     vocab, hidden = shapes.get("token_embd.weight", (32000, 1024))[:2]
-    gguf_space = arch in ARCHITECTURES
+    gguf_space = arch in ARCHITECTURES and not checkpoint
     dev = "cpu" if gguf_space else _hf_device()
     weight_bytes = n_params * (4 if dev == "cpu" else 2)
     seq = int(cfg.max_len)  # type: ignore[attr-defined]

@@ -406,7 +406,7 @@ def run_refine(
     tb = training_base(profile, base)  # the profile's base, unless a file is named
     base = tb.path
     try:  # a cancel reaches every tensor read and every forward pass, not only step ends
-        model = load_base(base, stop_if=stop_if)
+        model = load_base(base, stop_if=stop_if, weights=tb.training_weights(progress=False))
     except CancelledError:
         return _cancelled(rep, _State(), cfg, run_dir, started)
     tok, st = shared_tokenizer(base), _State()

@@ -102,7 +102,11 @@ class TrainResult:
 def encode_all(tok: Any, examples: Sequence[Example], max_len: int) -> list[Encoded]:
     out = [e for ex in examples for e in encode_turns(tok, ex, max_len)]
     if not out:
-        raise RefineError("no example has an assistant token within max_len")
+        raise RefineError(
+            f"no example has an assistant token within max_len ({max_len} tokens): the prompts "
+            "are longer than that",
+            hint="raise --max-len (the router's prompt alone is about 200 tokens)",
+        )
     return out
 
 

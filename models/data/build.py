@@ -57,7 +57,7 @@ def route_rows(stats: dict[str, object]) -> list[dict[str, object]]:
     live_texts = {text for _, text in live}
     hard = [
         row
-        for name in ("route_hard", "route_api", "route_mixed", "route_implied")
+        for name in ("route_hard", "route_api", "route_mixed", "route_implied", "route_boundary")
         for row in read_labelled(SRC / f"{name}.txt")
     ] + live
     hard_texts = {text for _, text in hard}

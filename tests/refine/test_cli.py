@@ -158,6 +158,22 @@ def test_train_command_then_log_promote_rollback(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "nothing to roll back" in result.output
 
 
+def test_the_plan_counts_the_steps_that_epochs_make_and_a_short_max_len_says_why(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "route.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS["route"]))
+    n = len(ROWS["route"])
+    args = ["train", "L0", str(data), str(tmp_path / "L0.gguf"), "--batch-size", "2"]
+    args += ["--rank", "2", "--quiet"]
+    result = CliRunner().invoke(refine, [*args, "--epochs", "1", "--max-len", "512"])
+    assert result.exit_code == 0, result.output
+    assert f" {-(-n // 2)} steps, " in result.output  # not the default --steps
+    result = CliRunner().invoke(refine, [*args, "--steps", "1", "--max-len", "64"])
+    assert result.exit_code == 1 and "max_len (64 tokens)" in result.output
+    assert "raise --max-len" in result.output and "Traceback" not in result.output
+
+
 def test_update_manifest_replaces_the_label_entry(tmp_path: Path) -> None:
     manifest = tmp_path / "m.toml"
     shipped = get_manifest().manifest_path.read_text()

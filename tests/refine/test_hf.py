@@ -113,3 +113,41 @@ def test_a_qwen2_base_trains_exports_and_serves(tmp_path: Path) -> None:
     lora = read_lora(res.path)
     assert lora.arch == "qwen2" and lora.base_sha256 == "q" * 64
     assert sorted(lora.targets) == sorted(f"blk.{i}.attn_q.weight" for i in range(24))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_the_real_qwen2_base_in_four_commands() -> None:
+    """models add -> hcp new -> a short bootstrap -> ask, on the real 0.5B, as a user types them;
+    the answer is served by the L0 trained for that base, under that profile."""
+    import json
+    import os
+    import subprocess
+
+    from macaron_local.manifests import get_manifest
+    from tests.tall_fixture import SHA256, qwen2_gguf
+
+    def macaron(*args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        done = subprocess.run(
+            ["macaron", *args], capture_output=True, text=True, env=env, timeout=900
+        )
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+        return done
+
+    added = macaron("models", "add", str(qwen2_gguf()), "--id", "coder05")
+    assert "added coder05: qwen2" in added.stdout
+    macaron("hcp", "new", "coder", "--base", "coder05")
+    boot = ["--labels", "L0", "--steps", "1", "--batch-size", "1", "--rank", "2"]
+    trained = macaron("refine", "bootstrap", "--profile", "coder", *boot, "--max-len", "384")
+    assert "plan: transformers+peft" in trained.stderr  # the plan names the backend it chose
+    [l0] = get_manifest("coder05").adapters
+    assert l0.label == "L0" and l0.base_sha256 == SHA256
+    question = ["--label", "L0", "--json", "What is the capital of Portugal?"]
+    answer = json.loads(macaron("ask", "--profile", "coder", *question).stdout)
+    assert answer["answer"].strip() and answer["backend"] == "local"
+    assert answer["adapter_revision"] == l0.revision
+    # the group-level option serves the same profile, never another one
+    again = json.loads(macaron("--profile", "coder", "ask", *question).stdout)
+    assert again["profile_hash"] == answer["profile_hash"]
+    assert again["adapter_revision"] == l0.revision

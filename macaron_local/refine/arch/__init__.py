@@ -35,15 +35,22 @@ def build(weights: Any) -> Any:
     return importlib.import_module(module).from_weights(weights)
 
 
-def load_base(path: Path | str, *, stop_if: Callable[[], bool] | None = None) -> Any:
+def load_base(
+    path: Path | str,
+    *,
+    stop_if: Callable[[], bool] | None = None,
+    weights: Path | None = None,
+) -> Any:
     """The frozen torch model of a GGUF base: the GGUF-space model for the architectures here
     (``stop_if`` is asked before each tensor is read), else a transformers model
-    (:class:`~macaron_local.refine.hf.HFBase`) for any architecture transformers reads."""
+    (:class:`~macaron_local.refine.hf.HFBase`) for any architecture transformers reads. With
+    ``weights`` (the folder of the base's own training checkpoint) transformers loads those
+    instead of dequantizing the GGUF, whatever the architecture."""
     from macaron_local.engine.gguf_model import inspect_model
     from macaron_local.refine.weights import read_weights
 
     arch = inspect_model(path).arch  # the cached header: a bad file is a named error too
-    if arch in ARCHITECTURES:  # the GGUF-space model: exact parity with llama.cpp
+    if arch in ARCHITECTURES and weights is None:  # GGUF space: exact parity with llama.cpp
         return build(read_weights(path, stop_if=stop_if))
     from macaron_local.refine.hf import HFBase, hf_architectures
 
@@ -52,4 +59,4 @@ def load_base(path: Path | str, *, stop_if: Callable[[], bool] | None = None) ->
             f"{Path(path).name}: architecture {arch!r} has no torch model "
             f"(supported: {', '.join(sorted({*supported(), *hf_architectures()}))})"
         )
-    return HFBase.load(Path(path), arch)
+    return HFBase.load(Path(path), arch, weights=weights)
