@@ -165,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         ratio = r["peak_gib"] / r["plan_gib"]  # type: ignore[operator]
         print(f"{r['backend']:<18} {r['base']:<38} {r['load_s']:>6} {r['s_per_step']:>7} "
               f"{r['peak_gib']:>9} {r['plan_gib']:>9} {ratio:>10.2f}")  # fmt: skip
-    items = [json.loads(x) for x in args.file.read_text().splitlines() if x.strip()][: args.limit]
+    from route_eval import load_items
+
+    items = load_items(args.file, None, spread=args.limit)  # spread evenly: the sets are grouped
     rows = [("135M default + shipped L0", route_accuracy("tall-local", items))]
     rows.append(("0.5B qwen2, base weights", route_accuracy("qwen05", items)))
     if args.l0_steps:

@@ -26,6 +26,26 @@ from macaron_local.engine.lora_io import LoraFile, read_lora, write_lora
 from macaron_local.errors import RefineError
 
 PERMUTED_QK = ("llama",)  # archs whose GGUF Q/K rows are permuted for llama.cpp's rope
+# GGUF keys transformers' GGUF loader (5.24) does not read for an arch, by its config name: it
+# keeps the config's defaults instead (head_dim 128, moe_intermediate_size 768), so a base of
+# other shapes (Qwen3-235B-A22B's experts, any small Qwen3) fails to load with size mismatches.
+UNREAD_GGUF_KEYS = {
+    "qwen3": {"attention.key_length": "head_dim"},
+    "qwen3_moe": {"expert_feed_forward_length": "moe_intermediate_size"},
+}
+
+
+def _read_unread_gguf_keys() -> None:
+    """Teach transformers' GGUF config mapping the keys of :data:`UNREAD_GGUF_KEYS` (only
+    where it has none of its own, so a transformers that reads them is left alone)."""
+    try:
+        from transformers.integrations.ggml import GGUF_CONFIG_MAPPING
+    except ImportError:  # no transformers: no HFBase either
+        return
+    mapping: dict[str, dict[str, Any]] = GGUF_CONFIG_MAPPING  # type: ignore[assignment]
+    for arch, keys in UNREAD_GGUF_KEYS.items():
+        for key, attr in keys.items():
+            mapping.get(arch, {}).setdefault(key, attr)
 
 
 def hf_architectures() -> list[str]:
@@ -90,6 +110,7 @@ class HFBase:
 
         where = on or device()
         dtype = torch.float32 if where == "cpu" else torch.bfloat16
+        _read_unread_gguf_keys()
         if weights is not None:
             _same_network(path, weights)
             loaded: Any = AutoModelForCausalLM.from_pretrained(str(weights), dtype=dtype)
