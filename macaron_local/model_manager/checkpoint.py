@@ -16,7 +16,7 @@ import re
 import shutil
 from pathlib import Path
 
-from macaron_local.errors import ModelFormatError
+from macaron_local.errors import ModelFormatError, ModelNotFoundError
 from macaron_local.manifests import ModelManifest
 from macaron_local.model_manager.download import endpoint_or_env, fetch, remote_file
 from macaron_local.model_manager.store import model_dir
@@ -70,8 +70,6 @@ def _small(
 
 
 def _exists(repo: str, name: str, rev: str, endpoint: str | None, token: str | None) -> bool:
-    from macaron_local.errors import ModelNotFoundError
-
     try:
         remote_file(repo, name, revision=rev, endpoint=endpoint, token=token)
     except ModelNotFoundError:

@@ -106,7 +106,13 @@ def label_examples(
             f"no training data for {label} in {data_dir}",
             hint=f"expected {', '.join(kinds) or 'its role'}.jsonl / summary.jsonl",
         )
-    return examples_from_rows(rows, label=label, profile=profile, tools=tools)
+    out = examples_from_rows(rows, label=label, profile=profile, tools=tools)
+    if not router:
+        return out
+    # the router's answers (chat, summaries; after its routing rows) are what a continued run
+    # with TrainConfig.kl_weight keeps close to the adapter it started from
+    n_route = sum(1 for r in rows if "text" in r and "label" in r and "messages" not in r)
+    return out[:n_route] + [{**ex, "anchor": True} for ex in out[n_route:]]
 
 
 def replay_slice(
@@ -159,11 +165,14 @@ def bootstrap(
     echo: Callable[[str], None] = print,
     resume_from_shipped: bool = False,
     weights: Path | None = None,  # the base's training checkpoint folder, if it has one
+    anchor: Path | None = None,
 ) -> list[Built]:
     """Train ``labels`` one after the other on one loaded base; register and ship each.
 
     With ``resume_from_shipped`` each label starts from the adapter the manifest ships now (its
     parent revision) instead of a fresh LoRA: more steps without paying for the first ones again.
+    With ``config.kl_weight`` the router's answer rows keep close to ``anchor`` (a GGUF LoRA;
+    default: the shipped adapter the run starts from).
     """
     from macaron_local import lineage
     from macaron_local.engine.tokenizer import shared_tokenizer
@@ -197,6 +206,7 @@ def bootstrap(
             cancel=cancel,
             progress=progress,
             init=init,
+            anchor=anchor,
         )
         if res.path is None:
             raise RefineError(f"bootstrap cancelled while training {label}")

@@ -53,7 +53,7 @@ def _train_options(fn: Any) -> Any:
 def _config(kw: dict[str, Any]) -> Any:
     from macaron_local.refine.train import TrainConfig
 
-    keys = ("steps", "epochs", "batch_size", "max_len", "rank", "alpha", "lr", "seed")
+    keys = ("steps", "epochs", "batch_size", "max_len", "rank", "alpha", "lr", "seed", "kl_weight")
     update = {k: kw[k] for k in keys if kw.get(k) is not None}
     if kw.get("f32"):
         update["bf16"] = False
@@ -239,6 +239,18 @@ def train_cmd(
     help="Start each label from the adapter the manifest ships now (continued training; "
     "the new revision's parent is the shipped one).",
 )
+@click.option(
+    "--kl-weight",
+    type=float,
+    help="With --resume-from-shipped: keep the router's answers (chat, summaries) close to "
+    "the adapter it starts from (or --anchor), KL at this weight (default 0: off).",
+)
+@click.option(
+    "--anchor",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="With --kl-weight: the GGUF LoRA whose answers the router keeps (default: the "
+    "shipped adapter the run starts from).",
+)
 @_PROFILE
 @_train_options
 @edge
@@ -248,6 +260,7 @@ def bootstrap_cmd(
     manifest: Path | None,
     labels: str,
     resume_from_shipped: bool,
+    anchor: Path | None,
     profile_id: str,
     **kw: Any,
 ) -> None:
@@ -287,6 +300,7 @@ def bootstrap_cmd(
         progress=not kw.get("quiet"),
         echo=click.echo,
         resume_from_shipped=resume_from_shipped,
+        anchor=anchor,
     )
     for b in built:  # a profile that does not serve its manifest's adapters gets them promoted
         if profile.adapters[b.label].revision != "bundled":

@@ -42,6 +42,7 @@ class Encoded:
     targets: list[bool]
     exact: bool = True  # False: prompt tokens were not a prefix of the whole; joined per segment
     group: str = ""  # the system prompt: batches are formed within a group to share its prefix
+    anchor: bool = False  # answers kept close to an anchor adapter (TrainConfig.kl_weight)
 
     @property
     def n_targets(self) -> int:
@@ -164,7 +165,7 @@ def encode_turns(tok: ChatTokenizer, example: Example, max_len: int) -> list[Enc
     for i, m in enumerate(msgs):
         if m["role"] == "assistant" and m.get("train", True):
             upto = [{**p, "train": False} if p["role"] == "assistant" else p for p in msgs[:i]]
-            enc = encode(tok, {"messages": [*upto, m]}, max_len)
+            enc = encode(tok, {**example, "messages": [*upto, m]}, max_len)
             out += [enc] if enc is not None else []
     return out
 
@@ -198,4 +199,5 @@ def encode(tok: ChatTokenizer, example: Example, max_len: int) -> Encoded | None
     if not any(targets):
         return None
     group = msgs[0]["content"] if msgs[0]["role"] == "system" else ""
-    return Encoded(tokens=tokens, targets=targets, exact=exact, group=group)
+    anchor = bool(example.get("anchor"))
+    return Encoded(tokens=tokens, targets=targets, exact=exact, group=group, anchor=anchor)

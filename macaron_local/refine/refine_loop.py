@@ -44,8 +44,8 @@ from macaron_local.refine.lora import LoraConfig, attach_lora, detach_lora, expo
 from macaron_local.refine.train import (
     collate,
     encode_all,
+    sft_loss,
     shared_prefix,
-    target_logits,
 )
 from macaron_local.refine.trainer import load_state, lr_at, save_state, set_lr, state_dir
 
@@ -237,64 +237,6 @@ def grpo_loss(
     ]
     lp = seq_logprobs(model, items, mean=True, bf16=cfg.bf16)
     return -(adv * lp).mean(), float(rewards.mean())
-
-
-def _by_prompt(batch: Sequence[Encoded]) -> Iterator[tuple[list[Encoded], float]]:
-    """The batch in groups that share a system prompt (their prefix runs once), each with its
-    share of the batch's target tokens."""
-    groups: dict[str, list[Encoded]] = {}
-    for e in batch:
-        groups.setdefault(e.group, []).append(e)
-    total = sum(e.n_targets for e in batch)
-    for items in groups.values():
-        yield items, sum(e.n_targets for e in items) / total
-
-
-def sft_loss(
-    model: Any,
-    batch: Sequence[Encoded],
-    bf16: bool,
-    anchor: tuple[Sequence[torch.nn.Parameter], Sequence[torch.Tensor]] | None = None,
-) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Target-token cross-entropy, batched by system prompt (shared prefix), token-weighted.
-
-    With ``anchor`` (the trained parameters and the values they had when the run started) also
-    the mean KL(start || current) per target token, from the same logits plus one no-grad pass
-    with the starting values swapped in. Returns (cross-entropy, KL or None).
-    """
-    ce, kl = torch.zeros(()), torch.zeros(()) if anchor else None
-    for items, share in _by_prompt(batch):
-        tokens, targets = collate(items)
-        p = shared_prefix(items)
-        logits = target_logits(model, tokens, targets, bf16, p).float()
-        ce = ce + share * F.cross_entropy(logits, tokens[:, p + 1 :][targets[:, p + 1 :]])
-        if anchor and kl is not None:
-            ref = _start_logprobs(model, tokens, targets, bf16, p, *anchor)
-            cur = F.log_softmax(logits, -1)
-            kl = kl + share * (ref.exp() * (ref - cur)).sum(-1).mean()
-    return ce, kl
-
-
-def _start_logprobs(
-    model: Any,
-    tokens: torch.Tensor,
-    targets: torch.Tensor,
-    bf16: bool,
-    prefix_len: int,
-    params: Sequence[torch.nn.Parameter],
-    start: Sequence[torch.Tensor],
-) -> torch.Tensor:
-    now = [q.data for q in params]
-    try:
-        for q, old in zip(params, start, strict=True):
-            q.data = old
-        with torch.no_grad():
-            return F.log_softmax(
-                target_logits(model, tokens, targets, bf16, prefix_len).float(), -1
-            )
-    finally:
-        for q, cur in zip(params, now, strict=True):
-            q.data = cur
 
 
 # --- the run ----------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import math
 import random
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -62,6 +62,9 @@ class TrainConfig(BaseModel):
     export_dtype: Literal["f32", "f16"] = "f16"
     share_prefix: bool = True  # run a batch's common system prompt once (same loss, faster)
     checkpoint_every: Annotated[int, Field(ge=0)] = 0  # 0: no trainer checkpoints
+    # KL(anchor adapter || current) per target token on the examples marked ``anchor``, added to
+    # their cross-entropy at this weight: continued training that must keep those answers
+    kl_weight: Annotated[float, Field(ge=0)] = 0.0
 
     def lora(self) -> LoraConfig:
         return LoraConfig(
@@ -176,6 +179,64 @@ def target_logits(
         return model.logits(hidden[:, :-1][targets[:, 1:]])
 
 
+def by_prompt(batch: Sequence[Encoded]) -> Iterator[tuple[list[Encoded], float]]:
+    """The batch in groups that share a system prompt (their prefix runs once), each with its
+    share of the batch's target tokens."""
+    groups: dict[str, list[Encoded]] = {}
+    for e in batch:
+        groups.setdefault(e.group, []).append(e)
+    total = sum(e.n_targets for e in batch)
+    for items in groups.values():
+        yield items, sum(e.n_targets for e in items) / total
+
+
+def sft_loss(
+    model: Any,
+    batch: Sequence[Encoded],
+    bf16: bool,
+    anchor: tuple[Sequence[torch.nn.Parameter], Sequence[torch.Tensor]] | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Target-token cross-entropy, batched by system prompt (shared prefix), token-weighted.
+
+    With ``anchor`` (the trained parameters and the values they had when the run started) also
+    the mean KL(start || current) per target token, from the same logits plus one no-grad pass
+    with the starting values swapped in. Returns (cross-entropy, KL or None).
+    """
+    ce, kl = torch.zeros(()), torch.zeros(()) if anchor else None
+    for items, share in by_prompt(batch):
+        tokens, targets = collate(items)
+        p = shared_prefix(items)
+        logits = target_logits(model, tokens, targets, bf16, p).float()
+        ce = ce + share * F.cross_entropy(logits, tokens[:, p + 1 :][targets[:, p + 1 :]])
+        if anchor and kl is not None:
+            ref = _start_logprobs(model, tokens, targets, bf16, p, *anchor)
+            cur = F.log_softmax(logits, -1)
+            kl = kl + share * (ref.exp() * (ref - cur)).sum(-1).mean()
+    return ce, kl
+
+
+def _start_logprobs(
+    model: Any,
+    tokens: torch.Tensor,
+    targets: torch.Tensor,
+    bf16: bool,
+    prefix_len: int,
+    params: Sequence[torch.nn.Parameter],
+    start: Sequence[torch.Tensor],
+) -> torch.Tensor:
+    now = [q.data for q in params]
+    try:
+        for q, old in zip(params, start, strict=True):
+            q.data = old
+        with torch.no_grad():
+            return F.log_softmax(
+                target_logits(model, tokens, targets, bf16, prefix_len).float(), -1
+            )
+    finally:
+        for q, cur in zip(params, now, strict=True):
+            q.data = cur
+
+
 def run_id_for(label: str, cfg: TrainConfig, dhash: str, base_sha: str, parent: str | None) -> str:
     key = f"{label}|{cfg.fingerprint()}|{dhash}|{base_sha}|{parent or ''}"
     return f"{label}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
@@ -196,11 +257,14 @@ def train(
     cancel: threading.Event | None = None,
     progress: bool = True,
     init: Path | None = None,
+    anchor: Path | None = None,
 ) -> TrainResult:
     """Train a LoRA for ``label`` on ``examples`` and export it to ``out`` (GGUF).
 
     ``init`` (a GGUF LoRA, normally the parent revision's file) starts from that adapter's
-    tensors, rank and alpha instead of a fresh LoRA: continued training.
+    tensors, rank and alpha instead of a fresh LoRA: continued training. With
+    ``cfg.kl_weight`` the examples marked ``"anchor": true`` also pay KL(anchor || current),
+    the anchor being ``anchor`` (a GGUF LoRA of the same shapes) or else ``init``.
 
     ``model`` is a frozen base from :func:`macaron_local.refine.arch.load_base`; the LoRA is
     detached again before returning, so one base serves several runs. Deterministic for a
@@ -213,13 +277,15 @@ def train(
     run_id = run_id_for(label, cfg, dhash, base_sha256, parent)
     encoded = encode_all(tokenizer, examples, cfg.max_len)
     torch.manual_seed(cfg.seed)
+    kept = _anchor_values(model, anchor or init) if _anchored(cfg, encoded) else None
     if init is not None:
         import_lora(model, init)
     else:
         attach_lora(model, cfg.lora(), seed=cfg.seed)
     model.train()
     try:
-        result = _loop(model, encoded, cfg, label, run_id, dhash, out, cancel, progress)
+        ref = _anchor(model, kept) if kept is not None else None
+        result = _loop(model, encoded, cfg, label, run_id, dhash, out, cancel, progress, ref)
         if result.status == "done":
             meta = {BASE_SHA_KEY: base_sha256, LABEL_KEY: label, REVISION_KEY: run_id}
             result.path = export_lora(model, out, arch=arch, metadata=meta, dtype=cfg.export_dtype)
@@ -239,6 +305,8 @@ def train(
         "n_encoded": len(encoded),
         "n_inexact": sum(not e.exact for e in encoded),
         "n_target_tokens": sum(e.n_targets for e in encoded),
+        "n_anchored": sum(e.anchor for e in encoded) if kept is not None else 0,
+        "anchor": str(anchor or init) if kept is not None else None,
         "config": cfg.model_dump(mode="json"),
         "steps": result.steps,
         "tokens": result.tokens,
@@ -255,6 +323,61 @@ def train(
     return result
 
 
+def _anchored(cfg: TrainConfig, encoded: Sequence[Encoded]) -> bool:
+    return bool(cfg.kl_weight) and any(e.anchor for e in encoded)
+
+
+def _anchor_values(model: Any, path: Path | None) -> list[torch.Tensor]:
+    """The LoRA tensors of the adapter at ``path`` in the model's parameter order."""
+    if path is None:
+        raise RefineError(
+            "kl_weight keeps the answers of a starting adapter, and this run has none",
+            hint="continue from an adapter (--resume-from-shipped) or leave kl_weight at 0",
+        )
+    import_lora(model, path)
+    try:
+        return [p.detach().clone() for p in model.parameters() if p.requires_grad]
+    finally:
+        detach_lora(model)
+
+
+def _anchor(
+    model: Any, values: list[torch.Tensor]
+) -> tuple[list[torch.nn.Parameter], list[torch.Tensor]]:
+    """(the trained parameters, the anchor's values for them), checked to match."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    if [p.shape for p in params] != [v.shape for v in values]:
+        raise RefineError(
+            "the anchor adapter's rank or targets differ from the adapter being trained",
+            hint="anchor to the adapter training starts from, or one trained with its config",
+        )
+    return params, values
+
+
+def _batch_loss(
+    model: Any,
+    batch: Sequence[Encoded],
+    cfg: TrainConfig,
+    ref: tuple[list[torch.nn.Parameter], list[torch.Tensor]] | None,
+) -> torch.Tensor:
+    """Cross-entropy on the batch's targets, plus ``kl_weight`` x KL to the anchor on the
+    anchored examples' targets (weighted by their share of the batch's target tokens)."""
+    kept = [e for e in batch if e.anchor] if ref is not None else []
+    if not kept:
+        p = shared_prefix(batch) if cfg.share_prefix else 0
+        tokens, targets = collate(batch)
+        return loss_on_targets(model, tokens, targets, cfg.bf16, p)
+    rest = [e for e in batch if not e.anchor]
+    share = sum(e.n_targets for e in kept) / sum(e.n_targets for e in batch)
+    ce, kl = sft_loss(model, kept, cfg.bf16, ref)
+    loss = share * (ce + cfg.kl_weight * (kl if kl is not None else 0.0))
+    if rest:
+        tokens, targets = collate(rest)
+        p = shared_prefix(rest) if cfg.share_prefix else 0
+        loss = loss + (1 - share) * loss_on_targets(model, tokens, targets, cfg.bf16, p)
+    return loss
+
+
 def _loop(
     model: Any,
     encoded: list[Encoded],
@@ -265,6 +388,7 @@ def _loop(
     out: Path,
     cancel: threading.Event | None,
     progress: bool,
+    ref: tuple[list[torch.nn.Parameter], list[torch.Tensor]] | None = None,
 ) -> TrainResult:
     from tqdm import tqdm
 
@@ -291,12 +415,9 @@ def _loop(
             res.status = "cancelled"
             break
         batch = [encoded[i] for i in next(feed)]
-        tokens, targets = collate(batch)
         t_step = time.perf_counter()
         set_lr(opt, lr_at(step, peak=cfg.lr, warmup=cfg.warmup_steps, total=total))
-        loss = loss_on_targets(
-            model, tokens, targets, cfg.bf16, shared_prefix(batch) if cfg.share_prefix else 0
-        )
+        loss = _batch_loss(model, batch, cfg, ref)
         loss.backward()
         if cfg.grad_clip:
             torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)

@@ -110,8 +110,7 @@ def test_kl_anchor_is_zero_at_the_start_and_grows_as_the_adapter_moves(model, to
     import torch
 
     from macaron_local.refine.lora import LoraConfig, attach_lora
-    from macaron_local.refine.refine_loop import sft_loss
-    from macaron_local.refine.train import encode_all
+    from macaron_local.refine.train import encode_all, sft_loss
 
     attach_lora(model, LoraConfig(rank=2, targets=("attn_v",)), seed=5)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -136,3 +135,94 @@ def test_kl_anchor_is_zero_at_the_start_and_grows_as_the_adapter_moves(model, to
         for p in params:
             p.sub_(0.01 * p.grad / norm)
     assert sft_loss(model, batch, False, (params, parent))[1].item() < kl.item()
+
+
+def _drift(model, tokenizer, path: Path, anchor: Path, example: dict) -> float:
+    """KL(adapter at ``anchor`` || adapter at ``path``) on ``example``'s answer tokens."""
+    from macaron_local.refine.lora import detach_lora, import_lora
+    from macaron_local.refine.train import encode_all, sft_loss
+
+    import_lora(model, anchor)
+    start = [p.detach().clone() for p in model.parameters() if p.requires_grad]
+    detach_lora(model)
+    import_lora(model, path)
+    try:
+        params = [p for p in model.parameters() if p.requires_grad]
+        _, kl = sft_loss(model, encode_all(tokenizer, [example], 256), False, (params, start))
+        return kl.item()
+    finally:
+        detach_lora(model)
+
+
+def test_continued_training_keeps_the_anchored_answers(model, tokenizer, tmp_path: Path) -> None:
+    """``kl_weight``: the examples marked ``anchor`` pay KL(start || current), so a continued
+    run that learns other rows moves their answers less than the same run without it; the
+    record names the anchor; a run with nothing to anchor to is refused with the reason."""
+    from macaron_local.errors import RefineError
+
+    start = train(
+        [CHAT],
+        model=model,
+        tokenizer=tokenizer,
+        out=tmp_path / "start.gguf",
+        label="L0",
+        base_sha256=SHA,
+        config=CFG,
+        progress=False,
+    ).path
+    assert start is not None
+    other = {
+        "messages": [*CHAT["messages"][:2], {"role": "assistant", "content": "Arr, a parrot."}]
+    }
+    kept = {**CHAT, "anchor": True}
+    cfg = CFG.model_copy(update={"steps": 6, "batch_size": 2, "lr": 1e-2})
+    drift = {}
+    for w in (0.0, 20.0):
+        res = train(
+            [kept, other],
+            model=model,
+            tokenizer=tokenizer,
+            out=tmp_path / f"w{w}.gguf",
+            label="L0",
+            base_sha256=SHA,
+            config=cfg.model_copy(update={"kl_weight": w}),
+            progress=False,
+            init=start,
+        )
+        assert res.path is not None
+        drift[w] = _drift(model, tokenizer, res.path, start, CHAT)
+        record = json.loads(res.run_json.read_text())
+        assert record["anchor"] == (str(start) if w else None)
+        assert record["n_anchored"] == (1 if w else 0)
+    assert drift[0.0] > 1e-3
+    assert drift[20.0] < 0.5 * drift[0.0], drift
+    bigger = train(
+        [CHAT],
+        model=model,
+        tokenizer=tokenizer,
+        out=tmp_path / "r4.gguf",
+        label="L0",
+        base_sha256=SHA,
+        config=CFG.model_copy(update={"rank": 4}),
+        progress=False,
+    ).path
+    assert bigger is not None
+    for init, anchor, says in ((None, None, "has none"), (start, bigger, "rank or targets")):
+        try:
+            train(
+                [kept],
+                model=model,
+                tokenizer=tokenizer,
+                out=tmp_path / "no.gguf",
+                label="L0",
+                base_sha256=SHA,
+                config=cfg.model_copy(update={"kl_weight": 1.0}),
+                progress=False,
+                init=init,
+                anchor=anchor,
+            )
+        except RefineError as exc:
+            assert says in str(exc)
+        else:
+            raise AssertionError(f"kl_weight with init={init} anchor={anchor} ran")
+        assert not (tmp_path / "no.gguf").exists()
