@@ -36,6 +36,7 @@ ROUTE_PER_LABEL = 1500
 LIVE_WEIGHT = 3
 # Each follow-up seed is kept and gets this many surface variants of its request.
 FOLLOWUP_VARIANTS = 2
+FOLLOWUPS = ("route_followup", "route_followup2")
 SUMMARY_MAX_WORDS = 60
 LONG_CHARS = 200
 
@@ -57,7 +58,14 @@ def route_rows(stats: dict[str, object]) -> list[dict[str, object]]:
     live_texts = {text for _, text in live}
     hard = [
         row
-        for name in ("route_hard", "route_api", "route_mixed", "route_implied", "route_boundary")
+        for name in (
+            "route_hard",
+            "route_api",
+            "route_mixed",
+            "route_implied",
+            "route_boundary",
+            "route_units",
+        )
         for row in read_labelled(SRC / f"{name}.txt")
     ] + live
     hard_texts = {text for _, text in hard}
@@ -116,7 +124,8 @@ def followup_rows(rng: random.Random, seen: set[str]) -> list[dict[str, object]]
     """Follow-ups with the previous turn's label and digest (``previous``), as the route hop
     gets them; each seed plus FOLLOWUP_VARIANTS surface variants of its request."""
     out: list[dict[str, object]] = []
-    for label, prev_label, digest, request in read_followups(SRC / "route_followup.txt"):
+    seeds = [f for name in FOLLOWUPS for f in read_followups(SRC / f"{name}.txt")]
+    for label, prev_label, digest, request in seeds:
         texts = [request]
         for _ in range(50 * FOLLOWUP_VARIANTS):
             if len(texts) > FOLLOWUP_VARIANTS:
