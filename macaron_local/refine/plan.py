@@ -4,7 +4,8 @@ Owns :func:`plan` (from the base's header and the train config alone: nothing is
 :func:`check_fits`, which refuses a run whose memory estimate is over what the device has, with
 the reason and what to change. The estimate counts the frozen base weights at the dtype the
 backend holds them in, the copy made while they are converted, the activations of one batch
-with gradients, the logits of the target tokens and the process's fixed cost;
+with gradients, the logits of the target tokens (several copies more with a KL anchor) and the
+process's fixed cost;
 ``bench/tall.py`` prints it against the measured peak. The time estimate uses the device's
 measured matmul speed and ``4 x parameters x tokens`` FLOPs per step (forward, and a backward
 for activations only: the base is frozen) for rows of a typical length; the progress bar's ETA
@@ -65,6 +66,8 @@ def plan(base_path: Path, arch: str, cfg: object, *, steps: int, checkpoint: boo
     per = 16 * int(hidden) + 3 * int(ffn) + int(hidden) // 64 * seq
     acts = tokens * max(1, info.n_layer) * per * (2 if gguf_space else 4)
     logits = tokens * int(vocab) * 4 // 4  # targets are about a quarter of the tokens
+    if getattr(cfg, "kl_weight", 0):  # the anchor's f32 log-probabilities, their exp and the
+        logits *= 7  # KL's intermediates: about six more copies (measured on the L0 run, 1.28x)
     # transformers holds a second copy of the weights while it converts the GGUF (before any
     # activation exists); measured with bench/tall.py, as is the process's fixed cost
     held = weight_bytes * (1.25 if gguf_space else 1.0)

@@ -226,3 +226,14 @@ def test_continued_training_keeps_the_anchored_answers(model, tokenizer, tmp_pat
         else:
             raise AssertionError(f"kl_weight with init={init} anchor={anchor} ran")
         assert not (tmp_path / "no.gguf").exists()
+
+
+def test_the_plan_counts_the_kl_anchors_logits(model_path: Path) -> None:
+    """A run with a KL anchor holds several more copies of the target logits (the anchor's
+    log-probabilities and the KL's intermediates): its memory estimate is that much higher."""
+    from macaron_local.refine.plan import plan
+
+    cfg = TrainConfig(batch_size=8, max_len=528)
+    plain = plan(model_path, "llama", cfg, steps=10).memory_bytes
+    kept = plan(model_path, "llama", cfg.model_copy(update={"kl_weight": 2.0}), steps=10)
+    assert kept.memory_bytes - plain > 2**30  # 49k-token vocabulary: ~1.2 GiB more at batch 8
