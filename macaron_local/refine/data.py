@@ -80,12 +80,14 @@ def route_examples(
 
     ``tools`` (name -> one-line description) fill the route prompt's ``{tools}``; serving
     passes :func:`macaron_local.turns.tools.tool_descriptions`, and so does ``bootstrap``.
+    A long request is clipped as serving clips it: in the profile's base's own tokens.
     """
     from macaron_local.engine.tokenizer import shared_tokenizer
+    from macaron_local.manifests import get_manifest, locate
     from macaron_local.turns.route import clip_middle, route_messages
 
     labels = set(profile.labels)
-    tok = shared_tokenizer()
+    tok = shared_tokenizer(locate(get_manifest(profile.base.model)))
     out = []
     for row in records:
         if row["label"] not in labels:

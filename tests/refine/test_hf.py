@@ -138,6 +138,22 @@ def test_the_real_qwen2_base_in_four_commands() -> None:
     added = macaron("models", "add", str(qwen2_gguf()), "--id", "coder05")
     assert "added coder05: qwen2" in added.stdout
     macaron("hcp", "new", "coder", "--base", "coder05")
+    # a long request's routing row is clipped in the base's own tokens, as serving clips it
+    from macaron_local.engine.tokenizer import shared_tokenizer
+    from macaron_local.hcp import load_profile
+    from macaron_local.refine.data import route_examples
+    from macaron_local.turns.route import clip_middle
+
+    lines = (
+        f"2026-12-0{i % 9 + 1} 10:{i % 60:02d} kernel: EXT4-fs warning (device sda{i % 4}): "
+        f"ext4_dx_add_entry:{2000 + i}: Directory index full!\n"
+        for i in range(60)
+    )
+    long = "Please read this log and tell me what broke:\n" + "".join(lines)
+    [row] = route_examples([{"text": long, "label": "L1"}], load_profile("coder"))
+    clipped = clip_middle(shared_tokenizer(qwen2_gguf()), long)
+    assert clipped != clip_middle(shared_tokenizer(), long)  # the two vocabularies cut apart
+    assert clipped in row["messages"][-2]["content"]
     boot = ["--labels", "L0", "--steps", "1", "--batch-size", "1", "--rank", "2"]
     trained = macaron("refine", "bootstrap", "--profile", "coder", *boot, "--max-len", "384")
     assert "plan: transformers+peft" in trained.stderr  # the plan names the backend it chose
