@@ -106,13 +106,16 @@ def label_examples(
             f"no training data for {label} in {data_dir}",
             hint=f"expected {', '.join(kinds) or 'its role'}.jsonl / summary.jsonl",
         )
-    out = examples_from_rows(rows, label=label, profile=profile, tools=tools)
     if not router:
-        return out
-    # the router's answers (chat, summaries; after its routing rows) are what a continued run
-    # with TrainConfig.kl_weight keeps close to the adapter it started from
-    n_route = sum(1 for r in rows if "text" in r and "label" in r and "messages" not in r)
-    return out[:n_route] + [{**ex, "anchor": True} for ex in out[n_route:]]
+        return examples_from_rows(rows, label=label, profile=profile, tools=tools)
+    # the router's answers (chat, summaries) are what a continued run with
+    # TrainConfig.kl_weight keeps close to the adapter it started from
+    route = [r for r in rows if "text" in r and "label" in r and "messages" not in r]
+    answers = [r for r in rows if not ("text" in r and "label" in r and "messages" not in r)]
+    kept = examples_from_rows(answers, label=label, profile=profile, tools=tools)
+    return examples_from_rows(route, label=label, profile=profile, tools=tools) + [
+        {**ex, "anchor": True} for ex in kept
+    ]
 
 
 def replay_slice(

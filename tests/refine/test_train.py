@@ -137,6 +137,11 @@ def test_kl_anchor_is_zero_at_the_start_and_grows_as_the_adapter_moves(model, to
     assert sft_loss(model, batch, False, (params, parent))[1].item() < kl.item()
 
 
+def _run(model, tokenizer, examples: list, out: Path, config: TrainConfig, **kw):
+    return train(examples, model=model, tokenizer=tokenizer, out=out, label="L0",
+                 base_sha256=SHA, config=config, progress=False, **kw)  # fmt: skip
+
+
 def _drift(model, tokenizer, path: Path, anchor: Path, example: dict) -> float:
     """KL(adapter at ``anchor`` || adapter at ``path``) on ``example``'s answer tokens."""
     from macaron_local.refine.lora import detach_lora, import_lora
@@ -160,16 +165,7 @@ def test_continued_training_keeps_the_anchored_answers(model, tokenizer, tmp_pat
     record names the anchor; a run with nothing to anchor to is refused with the reason."""
     from macaron_local.errors import RefineError
 
-    start = train(
-        [CHAT],
-        model=model,
-        tokenizer=tokenizer,
-        out=tmp_path / "start.gguf",
-        label="L0",
-        base_sha256=SHA,
-        config=CFG,
-        progress=False,
-    ).path
+    start = _run(model, tokenizer, [CHAT], tmp_path / "start.gguf", CFG).path
     assert start is not None
     other = {
         "messages": [*CHAT["messages"][:2], {"role": "assistant", "content": "Arr, a parrot."}]
@@ -178,17 +174,8 @@ def test_continued_training_keeps_the_anchored_answers(model, tokenizer, tmp_pat
     cfg = CFG.model_copy(update={"steps": 6, "batch_size": 2, "lr": 1e-2})
     drift = {}
     for w in (0.0, 20.0):
-        res = train(
-            [kept, other],
-            model=model,
-            tokenizer=tokenizer,
-            out=tmp_path / f"w{w}.gguf",
-            label="L0",
-            base_sha256=SHA,
-            config=cfg.model_copy(update={"kl_weight": w}),
-            progress=False,
-            init=start,
-        )
+        weighted = cfg.model_copy(update={"kl_weight": w})
+        res = _run(model, tokenizer, [kept, other], tmp_path / f"w{w}.gguf", weighted, init=start)
         assert res.path is not None
         drift[w] = _drift(model, tokenizer, res.path, start, CHAT)
         record = json.loads(res.run_json.read_text())
@@ -196,31 +183,14 @@ def test_continued_training_keeps_the_anchored_answers(model, tokenizer, tmp_pat
         assert record["n_anchored"] == (1 if w else 0)
     assert drift[0.0] > 1e-3
     assert drift[20.0] < 0.5 * drift[0.0], drift
-    bigger = train(
-        [CHAT],
-        model=model,
-        tokenizer=tokenizer,
-        out=tmp_path / "r4.gguf",
-        label="L0",
-        base_sha256=SHA,
-        config=CFG.model_copy(update={"rank": 4}),
-        progress=False,
+    bigger = _run(
+        model, tokenizer, [CHAT], tmp_path / "r4.gguf", CFG.model_copy(update={"rank": 4})
     ).path
     assert bigger is not None
+    anchored = cfg.model_copy(update={"kl_weight": 1.0})
     for init, anchor, says in ((None, None, "has none"), (start, bigger, "rank or targets")):
         try:
-            train(
-                [kept],
-                model=model,
-                tokenizer=tokenizer,
-                out=tmp_path / "no.gguf",
-                label="L0",
-                base_sha256=SHA,
-                config=cfg.model_copy(update={"kl_weight": 1.0}),
-                progress=False,
-                init=init,
-                anchor=anchor,
-            )
+            _run(model, tokenizer, [kept], tmp_path / "no.gguf", anchored, init=init, anchor=anchor)
         except RefineError as exc:
             assert says in str(exc)
         else:
